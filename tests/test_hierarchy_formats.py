@@ -50,7 +50,7 @@ def test_create_group_of_the_other_format() -> None:
     store = MemoryStore()
     zarrx.open_group(store, mode="w", zarr_format=2)
     with pytest.raises(MetadataError, match=re.escape(message(3, "g", 2, "/", store,
-                                                              "create_group"))):
+                                                              "open_group"))):
         zarrx.open_group(store, path="g", mode="a", zarr_format=3)
     assert keys(store) == [".zgroup"]
 

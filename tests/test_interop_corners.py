@@ -106,7 +106,7 @@ def _attrs_of_group(path, fmt, attrs):
 @pytest.mark.parametrize("make,where", [
     (_attrs_of_array, "array metadata: attributes"),
     (_attrs_set_later, "attributes of array '/'"),
-    (_attrs_of_group, "create_group: attributes")], ids=["create_array", "attrs", "group"])
+    (_attrs_of_group, "open_group: attributes")], ids=["create_array", "attrs", "group"])
 @pytest.mark.parametrize("attrs,key", [
     ({"k": LONE}, "k"), ({LONE: 1}, LONE), ({"k": [1, {"n": LONE}]}, "k"),
     ({"k": {LONE: "v"}}, "k")], ids=["value", "key", "nested-value", "nested-key"])

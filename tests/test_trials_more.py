@@ -66,7 +66,7 @@ def test_open_with_mode_w_minus_refuses_an_array_created_meanwhile(tmp_path, zar
     with pytest.raises(zarrx.errors.ContainsArrayError) as info:
         zarrx.open(store, path="x", mode="w-", shape=(4,), chunks=(2,), dtype="i4",
                    fill_value=1, zarr_format=zarr_format)
-    assert str(info.value) == f"create_array: a node already exists at 'x' in {store!r}"
+    assert str(info.value) == f"open: a node already exists at 'x' in {store!r}"
     assert zarrx.open_array(root, path="x").fill_value == 7
 
 
@@ -84,7 +84,7 @@ def test_a_group_created_meanwhile_by_another_writer_is_not_overwritten(tmp_path
     store = RivalCreates(root, "x", _rival_group(zarr_format))
     with pytest.raises(zarrx.errors.ContainsGroupError) as info:
         zarrx.open_group(store, path="x", mode="w-", zarr_format=zarr_format)
-    assert str(info.value) == f"create_group: a node already exists at 'x' in {store!r}"
+    assert str(info.value) == f"open_group: a node already exists at 'x' in {store!r}"
     assert dict(zarrx.open_group(root, path="x").attrs) == {"by": "rival"}
 
 

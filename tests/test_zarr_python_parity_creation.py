@@ -340,3 +340,37 @@ def test_require_array_of_an_existing_array_checks_the_shape_argument(shape, cls
     assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
     assert isinstance(got["zarrx"], zarrx.ArgumentError)
     assert str(got["zarrx"]) == f"shape: expected a tuple of non-negative ints, found {shape!r}"
+
+
+@pytest.mark.parametrize("path", ["", "sub"])
+def test_open_array_mode_w_without_shape_is_a_type_error_that_deletes_nothing(path):
+    """Both raise a TypeError; zarr-python 3.1 has then deleted everything at the path (see
+    migrating.md), zarrx refuses before it deletes anything."""
+    def case(lib):
+        store = lib.storage.MemoryStore()
+        g = lib.open_group(store, mode="w")
+        g.create_group("sub").create_array("x", shape=(2,), dtype="i1")
+        try:
+            lib.open_array(store, path=path, mode="w")
+        except TypeError as exc:
+            left = [k for k, _ in lib.open_group(store, mode="r").members(max_depth=None)] \
+                if lib is zarrx or path else None
+            return type(exc), left
+    got = both(case)
+    assert got["zarr"][1] in (None, [])
+    assert got["zarrx"][0] is zarrx.ArgumentTypeError and got["zarrx"][1] == ["sub", "sub/x"]
+
+
+def test_load_of_a_missing_path_writes_nothing():
+    """zarr-python 3.1 creates a group at the path, then raises NotImplementedError (see
+    migrating.md); zarrx raises GroupNotFoundError and the store stays as it was."""
+    def case(lib):
+        store = lib.storage.MemoryStore()
+        lib.open_group(store, mode="w").create_array("a", shape=(2,), dtype="i1")
+        try:
+            lib.load(store, path="q/r")
+        except Exception as exc:  # noqa: BLE001 - compared below
+            return type(exc), sorted(lib.open_group(store, mode="r").keys())
+    got = both(case)
+    assert got["zarr"] == (NotImplementedError, ["a", "q"])
+    assert got["zarrx"] == (zarrx.errors.GroupNotFoundError, ["a"])

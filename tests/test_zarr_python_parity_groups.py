@@ -197,6 +197,36 @@ def test_a_member_name_that_is_not_a_str_is_a_type_error(call):
     assert str(got["zarrx"]) == "group '/': a member name is a str, found int 0"
 
 
+WRITES = {"setitem": lambda g: g.__setitem__(0, np.arange(3)),
+          "delitem": lambda g: g.__delitem__(0),
+          "create_group": lambda g: g.create_group(0),
+          "require_group": lambda g: g.require_group(0),
+          "create_array": lambda g: g.create_array(0, shape=(2,), dtype="i4")}
+
+
+@pytest.mark.parametrize("call", WRITES.values(), ids=list(WRITES))
+def test_a_member_name_that_is_not_a_str_is_a_type_error_in_a_read_only_group(call):
+    """The name is checked before the group's mode, as in zarr-python (before, zarrx raised
+    ReadOnlyError, which is no TypeError)."""
+    def case(lib):
+        store = lib.storage.MemoryStore()
+        tree = lib.open_group(store, mode="w")
+        tree.create_group("sub")
+        return call(lib.open_group(store, mode="r"))
+    got = both(case)
+    assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]) == "group '/': a member name is a str, found int 0"
+
+
+def test_a_member_name_that_is_not_a_str_is_a_type_error_in_move():
+    g = zarrx.open_group(zarrx.storage.MemoryStore(), mode="w")
+    g.create_group("sub")
+    ro = zarrx.open_group(g.store, mode="r")
+    for call in (lambda: ro.move(0, "x"), lambda: ro.move("sub", None)):
+        with pytest.raises(zarrx.ArgumentTypeError, match="a member name is a str, found"):
+            call()
+
+
 def test_attribute_keys_that_are_not_str_are_type_errors():
     """json.dumps would store the key 1 as "1"; zarrx raises TypeError, at any depth
     (zarr-python 3.1 stores "1" while its handle keeps 1: see migrating.md)."""

@@ -129,15 +129,15 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     creating = dict(kwargs)
     try:
         if "shape" in creating:
-            return create(store=st, path=path, zarr_format=zarr_format,
-                          overwrite=(mode == "w"), _mode=mode, _found=found, **creating)
+            return create(store=st, path=path, zarr_format=zarr_format, overwrite=(mode == "w"),
+                          _mode=mode, _found=found, _what="open", **creating)
         attributes = creating.pop("attributes", None)
         if creating:
             raise ArgumentTypeError(f"open: {next(iter(creating))}= is an array argument, but "
                                     f"no shape= was given, so open would create a group at "
                                     f"{_where(st, path)}")
         return create_group(st, path=path, zarr_format=zarr_format, overwrite=(mode == "w"),
-                            attributes=attributes, _mode=mode, _found=found)
+                            attributes=attributes, _mode=mode, _found=found, _what="open")
     except NodeExistsError as exc:
         if mode != "a":
             raise
@@ -176,7 +176,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
         _check_unused(st, path, _what)
     try:
         return create_group(st, path=path, zarr_format=zarr_format, attributes=attributes,
-                            overwrite=(mode == "w"), _mode=mode, _found=_found)
+                            overwrite=(mode == "w"), _mode=mode, _found=_found, _what=_what)
     except NodeExistsError as exc:
         if mode != "a":
             raise
@@ -293,7 +293,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
     try:
         return create(store=st, path=path, zarr_format=zarr_format,
-                      overwrite=(mode == "w"), _mode=mode, **kwargs)
+                      overwrite=(mode == "w"), _mode=mode, _what="open_array", **kwargs)
     except NodeExistsError as exc:
         if mode != "a":
             raise
@@ -305,21 +305,23 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = None, attributes: dict | None = None,
                  overwrite: bool = False, storage_options: dict | None = None,
-                 _mode: str = "w-", _found: Ancestors | None = None) -> Group:
+                 _mode: str = "w-", _found: Ancestors | None = None,
+                 _what: str = "create_group") -> Group:
     """Create a group at ``path``; without ``zarr_format``, of the format of the group it goes
     into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3). (``_found``:
-    the node and those above it, when a caller read them to decide the format.)"""
-    overwrite = flag_arg(overwrite, "create_group", "overwrite")
+    the node and those above it, when a caller read them to decide the format; ``_what``: the
+    function errors name, for the functions that create groups through this one.)"""
+    overwrite = flag_arg(overwrite, _what, "overwrite")
     st = _store(store, "w", storage_options, path=path, replacing=overwrite)
-    path = node_path(path, "create_group", new=True)
+    path = node_path(path, _what, new=True)
     found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, found)
     zarr_format = check_format(zarr_format)
     # checked before anything is written: the groups above or the node replaced
-    meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
-    prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)
+    meta = GroupMeta(attributes=attributes_arg(attributes, _what), zarr_format=zarr_format)  # type: ignore[arg-type]
+    prepare_node(st, path, overwrite, _mode, _what, zarr_format, found)
     nodes.save_node(st, path, meta, exists=None if overwrite
-                    else exists_error(st, path, _mode, "create_group"))
+                    else exists_error(st, path, _mode, _what))
     return Group(st, path, meta)
 
 
@@ -403,7 +405,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
            dimension_separator: str | None = None, zarr_format: int | None = None,
            overwrite: bool = False, codecs: Any = None, chunk_shape: Any = None,
            zarr_version: int | None = None, _found: Ancestors | None = None,
-           **kwargs: Any) -> Array:
+           _what: str = "create_array", **kwargs: Any) -> Array:
     """The older ``zarr.create`` signature (one ``compressor``, ``chunks=None`` or ``True``
     for automatic chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``),
     mapped onto :func:`create_array`, whose keywords it also takes. Without ``zarr_format``,
@@ -456,7 +458,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
                         compressors="auto" if named(compressors, "default") else compressors,
                         filters="auto" if filters is None else filters, fill_value=fill_value,
                         order=order, zarr_format=fmt, overwrite=overwrite, _found=found,
-                        **kwargs)
+                        _what=_what, **kwargs)
 
 
 def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",

@@ -171,7 +171,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
                  config: dict | None = None, write_data: bool = True,
                  storage_options: dict | None = None, _mode: str = "w-",
-                 _found: Ancestors | None = None, _base: str = "") -> Array:
+                 _found: Ancestors | None = None, _base: str = "",
+                 _what: str = "create_array") -> Array:
     """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once
     (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
     ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
@@ -258,12 +259,12 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                 order=memory_order if zarr_format == 3 else None)
     if data is not None and write_data:     # data the dtype cannot take: nothing is written
         data = arr._as_stored(data)
-    prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found,
+    prepare_node(st, path, overwrite, _mode, _what, zarr_format, _found,
                  "" if overwrite else _base)
     if not overwrite:
         clear_leftovers(st, path)     # objects of a deleted array, read as its own
     nodes.save_node(st, path, meta, exists=None if overwrite
-                    else exists_error(st, path, _mode, "create_array"))
+                    else exists_error(st, path, _mode, _what))
     if data is not None and write_data:
         arr[...] = data
     return arr

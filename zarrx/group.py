@@ -273,9 +273,9 @@ class Group(Node):
     # -- creating children --------------------------------------------------------------------
     def create_group(self, name: str, *, attributes: dict | None = None,
                      overwrite: bool = False) -> Group:
+        path = self._child_path(name)            # a name of another type: TypeError first
         self._check_writable("create a group")
         overwrite = flag_arg(overwrite, "create_group", "overwrite")
-        path = self._child_path(name)
         check_node_names(name.replace("\\", "/").split("/"), name,
                          f"group {self.name!r}: create_group")
         # checked before anything is written: the groups above or the node replaced
@@ -336,8 +336,8 @@ class Group(Node):
     def create_array(self, name: str, **kwargs: Any) -> Array:
         # the array goes into this group's store, at name (zarr-python takes neither keyword)
         refuse_keywords("create_array", kwargs, ("store", "path"))
-        self._check_writable("create an array")
         path = self._child_path(name)          # parents: made by create_array, once all is checked
+        self._check_writable("create an array")
         kwargs.setdefault("zarr_format", self._meta.zarr_format)
         # this group is there: the groups above it are not read again (as create_group does)
         same = kwargs["zarr_format"] == self._meta.zarr_format
@@ -437,6 +437,7 @@ class Group(Node):
 
     def __setitem__(self, name: str, value: Any) -> None:
         """``g[name] = data``: an array holding ``data``, replacing whatever is at ``name``."""
+        self._child_path(name)                  # a name of another type: TypeError first
         data = value[...] if isinstance(value, Array) else \
             data_array(value, f"group {self.name!r}: setting member {name!r}")
         self.create_array(name, shape=data.shape, data=data, overwrite=True)
@@ -444,8 +445,8 @@ class Group(Node):
     def move(self, source: str, dest: str) -> None:
         """Move the member at ``source`` (with everything below it) to ``dest``, creating the
         groups above ``dest``; ``dest`` must not exist."""
-        self._check_writable("move a member")
         src, dst = self._child_path(source), self._child_path(dest)
+        self._check_writable("move a member")
         check_node_names(dest.replace("\\", "/").split("/"), dest, f"group {self.name!r}: move")
         above = Ancestors(self._store, dst, base=self._path, also=(src,))   # one batched read
         if above(src) is None:
@@ -467,8 +468,8 @@ class Group(Node):
         self._forget_consolidated()
 
     def __delitem__(self, name: str) -> None:
-        self._check_writable("delete a member")
         path = self._child_path(name)
+        self._check_writable("delete a member")
         if nodes.load_node(self._store, path) is None:
             raise NodeNotFoundError(f"group {self.name!r}: no member {name!r}")
         nodes.delete_node(self._store, path)
