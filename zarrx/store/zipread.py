@@ -3,7 +3,7 @@ serves goes through here.
 
 - ``checked_entries`` keeps the entries whose names are path-safe keys (others are skipped with a
   warning; of entries sharing a name, the last one, as zipfile and zarr-python read it; names
-  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8) and
+  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8; a leading ``./`` is dropped) and
   refuses a central directory that lies: entries that overlap each other or the central
   directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
 - ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
@@ -82,14 +82,18 @@ def _key(info: zipfile.ZipInfo) -> str:
     """The key an entry's name stands for. A name not flagged UTF-8 is CP437 by the zip format,
     but zip tools on Unix (Info-ZIP's ``zip`` among them) store the file system's UTF-8 bytes
     without the flag: a name whose bytes are valid UTF-8 is read as UTF-8, as ``unzip`` shows
-    it (CP437 text of two or more non-ASCII characters is rarely valid UTF-8)."""
+    it (CP437 text of two or more non-ASCII characters is rarely valid UTF-8). Leading ``./``
+    segments are dropped: ``bsdtar -a -cf data.zip .`` (the ``tar`` of macOS and Windows) names
+    its entries ``./zarr.json``, which ``unzip`` and ``zipfile`` extract as ``zarr.json``."""
     name = info.orig_filename
-    if info.flag_bits & 0x800 or name.isascii():
-        return name
-    try:
-        return name.encode("cp437").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return name
+    if not (info.flag_bits & 0x800 or name.isascii()):
+        try:
+            name = name.encode("cp437").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass
+    while name.startswith("./"):
+        name = name[2:]
+    return name
 
 
 def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
