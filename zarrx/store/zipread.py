@@ -5,8 +5,10 @@ serves goes through here.
   warning; of entries sharing a name, the last one, as zipfile and zarr-python read it; names
   not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8; a leading ``./`` is dropped) and
   refuses a central directory that lies: entries that overlap each other or the central
-  directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
-- ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
+  directory (the "overlapping files" zip bomb).
+- ``Reader`` reads an entry's bytes: the local header must agree with the central directory,
+  a stored entry's two sizes with each other (a damaged entry is refused when read, not taken
+  for an absent key, which would read as the fill value);
   stored entries are read in place (ranges read only their bytes); compressed entries (deflate,
   bzip2, LZMA: the methods zipfile writes) are inflated 64 KiB of input at a time, never past
   the declared size (nor past a range's end once the entry is verified); an entry is refused
@@ -120,10 +122,6 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
     for info in infos:
         name = _key(info)
         problem = name_problem(name)
-        if problem is None and info.compress_type == zipfile.ZIP_STORED \
-                and info.compress_size != info.file_size:
-            problem = (f"stored entry declares {info.file_size} bytes but holds "
-                       f"{info.compress_size}")
         if problem is not None:
             unsafe.add(lambda: f"{where}: skipping zip entry {name!r}: {problem}")
             continue
@@ -240,6 +238,9 @@ class Reader:
         name = info.orig_filename
         if info.flag_bits & 0x1:
             raise self._fail(info, "encrypted entries are not supported")
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise self._fail(info, f"stored entry declares {info.file_size} bytes but holds "
+                                   f"{info.compress_size}")
         cached = self._cache.get(name)
         if cached is not None:
             self._cache.move_to_end(name)
