@@ -2,7 +2,8 @@
 method, written to a stream it cannot seek (data descriptors), with forced zip64 records,
 directory entries and a comment; Info-ZIP's ``zip`` (``-0``, ``-9``, ``-D``, to a pipe, and of
 the folder itself); ``shutil.make_archive``; libarchive's ``bsdtar`` (macOS's and Windows'
-``tar``), whose names start with ``./``. Each reads with the values written."""
+``tar``), whose names start with ``./``; Windows PowerShell 5.1's ``Compress-Archive``, whose
+separators are backslashes. Each reads with the values written."""
 from __future__ import annotations
 
 import io
@@ -21,6 +22,7 @@ from zarrx.store import ZipStore
 
 A = np.arange(600, dtype="<i4").reshape(20, 30)
 B = np.arange(7) * 1.5
+GROUP = "zarr.json"
 METHODS = {"stored": zipfile.ZIP_STORED, "deflated": zipfile.ZIP_DEFLATED,
            "bzip2": zipfile.ZIP_BZIP2, "lzma": zipfile.ZIP_LZMA}
 
@@ -153,3 +155,28 @@ def test_archives_of_bsdtar_read(folder, tmp_path):
     run("bsdtar", "-a", "-cf", str(path), ".", cwd=folder)
     assert all(n.startswith("./") for n in zipfile.ZipFile(path).namelist())
     expect_values(str(path))
+
+
+def test_backslashes_of_archives_made_on_windows_are_separators(folder, tmp_path):
+    """Windows PowerShell 5.1's Compress-Archive writes ``a\\zarr.json`` (host MS-DOS), which
+    ``unzip`` and zipfile on Windows read as ``a/zarr.json``; made elsewhere, a backslash is
+    part of a name no key has, and the entry is skipped."""
+    path = tmp_path / "data.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for rel, full in files(folder):
+            info = zipfile.ZipInfo(rel.replace("/", "\\"))
+            info.create_system = 0                  # MS-DOS and Windows
+            with open(full, "rb") as f:
+                zf.writestr(info, f.read())
+    names = zipfile.ZipFile(path).namelist()
+    assert any("\\" in n for n in names) and not any("/" in n for n in names)
+    expect_values(str(path))
+    unix = tmp_path / "unix.zip"
+    with zipfile.ZipFile(unix, "w") as zf:
+        zf.writestr(GROUP, b'{"zarr_format": 3, "node_type": "group"}')
+        info = zipfile.ZipInfo("notes\\x")
+        info.create_system = 3
+        zf.writestr(info, b"x")
+    with pytest.warns(UserWarning, match=r"skipping zip entry 'notes\\\\x': found a backslash"):
+        with ZipStore(unix) as store:
+            assert list(store.list_prefix("")) == [GROUP]

@@ -48,6 +48,7 @@ _LOCAL_MAGIC = b"PK\x03\x04"
 BLOCK = 1 << 20                         # stored data streamed for its CRC-32, per read
 INFLATE_STEP = 1 << 16                  # compressed bytes fed to the inflater per read
 INFLATE_CACHE_BYTES = 64 << 20
+_MSDOS = 0                              # "version made by": the host an entry was made on
 
 
 def open_archive(path: str) -> zipfile.ZipFile:
@@ -86,13 +87,18 @@ def _key(info: zipfile.ZipInfo) -> str:
     without the flag: a name whose bytes are valid UTF-8 is read as UTF-8, as ``unzip`` shows
     it (CP437 text of two or more non-ASCII characters is rarely valid UTF-8). Leading ``./``
     segments are dropped: ``bsdtar -a -cf data.zip .`` (the ``tar`` of macOS and Windows) names
-    its entries ``./zarr.json``, which ``unzip`` and ``zipfile`` extract as ``zarr.json``."""
+    its entries ``./zarr.json``, which ``unzip`` and ``zipfile`` extract as ``zarr.json``. In an
+    entry made on MS-DOS or Windows (whose names hold no backslash), a backslash is a separator:
+    Windows PowerShell 5.1's ``Compress-Archive`` writes ``a\\zarr.json``, which ``unzip`` and
+    zipfile on Windows read as ``a/zarr.json``."""
     name = info.orig_filename
     if not (info.flag_bits & 0x800 or name.isascii()):
         try:
             name = name.encode("cp437").decode("utf-8")
         except (UnicodeEncodeError, UnicodeDecodeError):
             pass
+    if info.create_system == _MSDOS and "\\" in name:
+        name = name.replace("\\", "/")
     while name.startswith("./"):
         name = name[2:]
     return name
