@@ -3,7 +3,8 @@ method, written to a stream it cannot seek (data descriptors), with forced zip64
 directory entries and a comment; Info-ZIP's ``zip`` (``-0``, ``-9``, ``-D``, to a pipe, and of
 the folder itself); ``shutil.make_archive``; libarchive's ``bsdtar`` (macOS's and Windows'
 ``tar``), whose names start with ``./``; Windows PowerShell 5.1's ``Compress-Archive``, whose
-separators are backslashes. Each reads with the values written."""
+separators are backslashes; an archive of more than 65,535 entries. Each reads with the values
+written."""
 from __future__ import annotations
 
 import io
@@ -180,3 +181,19 @@ def test_backslashes_of_archives_made_on_windows_are_separators(folder, tmp_path
     with pytest.warns(UserWarning, match=r"skipping zip entry 'notes\\\\x': found a backslash"):
         with ZipStore(unix) as store:
             assert list(store.list_prefix("")) == [GROUP]
+
+
+def test_an_archive_of_more_than_65535_entries_reads(tmp_path):
+    """Its entry count is in the zip64 end record (the classic one says 0xFFFF)."""
+    n = 65_600
+    path = tmp_path / "many.zip"
+    zarrx.create_array(str(tmp_path / "meta"), shape=(n,), chunks=(1,), dtype="<u4",
+                       compressors=None)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.write(tmp_path / "meta" / "zarr.json", "zarr.json")
+        for i in range(n):
+            zf.writestr(f"c/{i}", i.to_bytes(4, "little"))
+    blob = path.read_bytes()
+    assert b"PK\x06\x06" in blob and blob[-22 + 10:-22 + 12] == b"\xff\xff"
+    got = zarrx.open_array(str(path), mode="r")
+    np.testing.assert_array_equal(got[...], np.arange(n, dtype="<u4"))
