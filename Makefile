@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config nginx netcdf-bin gdal-bin bindfs
+DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config nginx netcdf-bin gdal-bin bindfs zip unzip libarchive-tools
 PYX    := $(shell find zarrx -name '*.pyx' -o -name '*.pxd') $(wildcard csrc/*.c csrc/*.h)
 
 .PHONY: test demo bench build sysdeps clean sanitize fuzz docs wheel

@@ -63,3 +63,41 @@ def test_an_array_zarr_python_rewrote_chunk_by_chunk_reads_alike(tmp_path):
         got = zarrx.open_array(path, mode="r", path="a")[:]
     assert len(caught) == 11
     np.testing.assert_array_equal(got, np.repeat(np.arange(0, 600, 3), 3))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_an_archive_zarr_python_added_to_twice_in_mode_a_reads_alike(tmp_path, fmt):
+    """Each session rewrites chunks, attributes and the consolidated metadata as new entries."""
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "data.zip")
+    sessions = [("w", lambda g: g.create_array("a", shape=(4,), chunks=(2,), dtype="i4",
+                                               fill_value=0).__setitem__(slice(None), 1)),
+                ("a", lambda g: (g["a"].__setitem__(0, 10), g.attrs.update(v=1),
+                                 g.create_array("b", shape=(3,), chunks=(3,), dtype="f4",
+                                                fill_value=0).__setitem__(slice(None), 5))),
+                ("a", lambda g: (g["b"].__setitem__(2, 70), g["a"].attrs.update(w=2),
+                                 g.create_group("c").attrs.update(z=3)))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # zipfile's "Duplicate name", consolidation's
+        for mode, change in sessions:
+            zs = zarr.storage.ZipStore(path, mode=mode)
+            change(zarr.open_group(zs, mode=mode, zarr_format=fmt))
+            zarr.consolidate_metadata(zs)
+            zs.close()
+        theirs = zarr.open_group(zarr.storage.ZipStore(path, mode="r"), mode="r")
+        want = {n: theirs[n][...].tolist() for n in ("a", "b")}
+    names = zipfile.ZipFile(path).namelist()
+    assert len(names) > len(set(names))
+    assert want == {"a": [10, 1, 1, 1], "b": [5, 5, 70]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ZipStore(path).close()
+    assert any("a later entry of the same name" in str(w.message) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for consolidated in (False, True):
+            g = zarrx.open_group(path, mode="r", use_consolidated=consolidated)
+            assert {n: g[n][...].tolist() for n in ("a", "b")} == want
+            assert sorted(g.keys()) == ["a", "b", "c"]
+            assert (dict(g.attrs), dict(g["a"].attrs), dict(g["c"].attrs)) == \
+                ({"v": 1}, {"w": 2}, {"z": 3})

@@ -7,6 +7,7 @@ import os
 import re
 import time
 import tracemalloc
+import warnings
 import zipfile
 import zlib
 
@@ -110,13 +111,22 @@ def test_an_entry_inflating_short_of_its_declared_size_is_refused(tmp_path):
     assert str(info.value) == f"{store!r}: entry 'k': inflates to 300 bytes, declared 400"
 
 
-def test_a_stored_entry_whose_sizes_differ_is_skipped(tmp_path):
-    path = build(tmp_path / "a.zip", [entry("k", b"12345", usize=1 << 30), entry("ok", b"1")])
-    with pytest.warns(UserWarning, match=re.escape(
-            f"skipping zip entry 'k': stored entry declares {1 << 30} bytes but holds 5")):
+@pytest.mark.parametrize("usize", [1 << 30, 4], ids=["more", "fewer"])
+def test_a_stored_entry_whose_sizes_differ_is_refused_when_read(tmp_path, usize):
+    """Its name is a key, so it is no absent chunk (which would read as the fill value): the
+    key is listed and reading it names the entry and both sizes."""
+    path = build(tmp_path / "a.zip", [entry("k", b"12345", usize=usize), entry("ok", b"1")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         store = ZipStore(path)
     with store:
-        assert list(store.list_prefix("")) == ["ok"]
+        assert list(store.list_prefix("")) == ["k", "ok"]
+        for byte_range in (None, ByteRange(1, 3)):
+            with pytest.raises(StoreError) as info:
+                store.get("k", byte_range)
+            assert str(info.value) == (f"ZipStore({str(path)!r}, mode='r'): entry 'k': stored "
+                                       f"entry declares {usize} bytes but holds 5")
+        assert store.get("ok") == b"1"
 
 
 def test_overlapping_entries_are_refused(tmp_path):

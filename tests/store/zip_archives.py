@@ -11,6 +11,7 @@ import zlib
 _LOCAL = struct.Struct("<4s5H3I2H")
 _CENTRAL = struct.Struct("<4s6H3I5H2I")
 _END = struct.Struct("<4s4H2IH")
+UNIX = 3 << 8 | 20      # version made by: on Unix (where a backslash is part of a name), zip 2.0
 
 
 def entry(name, data, *, method=0, usize=None, crc=None, **lies):
@@ -28,7 +29,7 @@ def build(path, entries):
         out += _LOCAL.pack(b"PK\x03\x04", 20, 0, e["method"], 0, 0x21, e["crc"], len(e["data"]),
                            e["usize"], len(e["name"]), 0) + e["name"] + e["data"]
         name = e.get("cd_name", e["name"])
-        central += _CENTRAL.pack(b"PK\x01\x02", 20, 20, 0, e["method"], 0, 0x21, e["crc"],
+        central += _CENTRAL.pack(b"PK\x01\x02", UNIX, 20, 0, e["method"], 0, 0x21, e["crc"],
                                  e.get("cd_csize", len(e["data"])), e.get("cd_usize", e["usize"]),
                                  len(name), 0, 0, 0, 0, 0, e.get("cd_offset", offset)) + name
     out += central + _END.pack(b"PK\x05\x06", 0, 0, len(entries), len(entries), len(central),

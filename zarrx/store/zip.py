@@ -33,6 +33,7 @@ from __future__ import annotations
 import numbers
 import os
 import pathlib
+import stat
 import threading
 import time
 import warnings
@@ -429,7 +430,15 @@ class _EntrySnapshot(ObjectSnapshot):
 
 def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
     """The archive at ``path`` opened for reading and the identity of the version opened, or
-    ``(None, None)`` when there is none."""
+    ``(None, None)`` when there is none. An empty file is an empty archive, as zipfile's mode
+    "a" takes it (``tempfile.NamedTemporaryFile(suffix=".zip")``): ``(None, its identity)``,
+    so the archive written replaces it only if it is still that empty file."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, None
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+        return None, identity(st)
     try:
         zf = open_archive(path)
     except FileNotFoundError:

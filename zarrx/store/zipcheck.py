@@ -19,6 +19,7 @@ __all__ = ["check_end_record", "check_entries", "check_counts", "check_entry", "
 MAX_NAME_BYTES = 65535
 
 _LOCAL_SIZE = 30                # local file header, up to the name
+_END_SEARCH = 22 + 65535        # the end record and the longest comment: where zipfile looks
 
 
 def _end_record(fp: BinaryIO) -> tuple[str, int, list]:
@@ -26,12 +27,31 @@ def _end_record(fp: BinaryIO) -> tuple[str, int, list]:
     its fields."""
     end = zipfile._EndRecData(fp)   # type: ignore[attr-defined]  # what ZipFile itself reads
     if end is None:
-        raise zipfile.BadZipFile("File is not a zip file")
+        raise zipfile.BadZipFile(_no_end_record(fp))
     located = end[zipfile._ECD_LOCATION]        # type: ignore[attr-defined]
     if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:   # type: ignore
         located -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator  # type: ignore
         return "zip64 end of central directory record", located, end
     return "end of central directory record", located, end
+
+
+def _no_end_record(fp: BinaryIO) -> str:
+    """Why the file open as ``fp``, in which zipfile found no end record, is no archive: it is
+    empty, or an archive cut short or never closed (its entries are there, not the central
+    directory that ends an archive), or something else."""
+    size = fp.seek(0, os.SEEK_END)
+    if not size:
+        return "the file is empty (0 bytes); expected a zip archive"
+    fp.seek(0)
+    head = fp.read(8)
+    searched = min(size, _END_SEARCH)
+    if head.startswith(b"PK\x03\x04"):
+        return (f"no end of central directory record (b'PK\\x05\\x06') in its last {searched} "
+                f"bytes, but it starts with a local file header (b'PK\\x03\\x04'): the "
+                f"archive is truncated, or its writer did not close it (the central directory "
+                f"is written last, when the archive is closed)")
+    return (f"no end of central directory record (b'PK\\x05\\x06') in its last {searched} "
+            f"bytes, and it starts with {head!r}: not a zip archive")
 
 
 def check_end_record(fp: BinaryIO, path: str) -> None:

@@ -3,10 +3,12 @@ serves goes through here.
 
 - ``checked_entries`` keeps the entries whose names are path-safe keys (others are skipped with a
   warning; of entries sharing a name, the last one, as zipfile and zarr-python read it; names
-  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8) and
+  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8; a leading ``./`` is dropped) and
   refuses a central directory that lies: entries that overlap each other or the central
-  directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
-- ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
+  directory (the "overlapping files" zip bomb).
+- ``Reader`` reads an entry's bytes: the local header must agree with the central directory,
+  a stored entry's two sizes with each other (a damaged entry is refused when read, not taken
+  for an absent key, which would read as the fill value);
   stored entries are read in place (ranges read only their bytes); compressed entries (deflate,
   bzip2, LZMA: the methods zipfile writes) are inflated 64 KiB of input at a time, never past
   the declared size (nor past a range's end once the entry is verified); an entry is refused
@@ -46,6 +48,7 @@ _LOCAL_MAGIC = b"PK\x03\x04"
 BLOCK = 1 << 20                         # stored data streamed for its CRC-32, per read
 INFLATE_STEP = 1 << 16                  # compressed bytes fed to the inflater per read
 INFLATE_CACHE_BYTES = 64 << 20
+_MSDOS = 0                              # "version made by": the host an entry was made on
 
 
 def open_archive(path: str) -> zipfile.ZipFile:
@@ -82,14 +85,23 @@ def _key(info: zipfile.ZipInfo) -> str:
     """The key an entry's name stands for. A name not flagged UTF-8 is CP437 by the zip format,
     but zip tools on Unix (Info-ZIP's ``zip`` among them) store the file system's UTF-8 bytes
     without the flag: a name whose bytes are valid UTF-8 is read as UTF-8, as ``unzip`` shows
-    it (CP437 text of two or more non-ASCII characters is rarely valid UTF-8)."""
+    it (CP437 text of two or more non-ASCII characters is rarely valid UTF-8). Leading ``./``
+    segments are dropped: ``bsdtar -a -cf data.zip .`` (the ``tar`` of macOS and Windows) names
+    its entries ``./zarr.json``, which ``unzip`` and ``zipfile`` extract as ``zarr.json``. In an
+    entry made on MS-DOS or Windows (whose names hold no backslash), a backslash is a separator:
+    Windows PowerShell 5.1's ``Compress-Archive`` writes ``a\\zarr.json``, which ``unzip`` and
+    zipfile on Windows read as ``a/zarr.json``."""
     name = info.orig_filename
-    if info.flag_bits & 0x800 or name.isascii():
-        return name
-    try:
-        return name.encode("cp437").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return name
+    if not (info.flag_bits & 0x800 or name.isascii()):
+        try:
+            name = name.encode("cp437").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass
+    if info.create_system == _MSDOS and "\\" in name:
+        name = name.replace("\\", "/")
+    while name.startswith("./"):
+        name = name[2:]
+    return name
 
 
 def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
@@ -116,10 +128,6 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
     for info in infos:
         name = _key(info)
         problem = name_problem(name)
-        if problem is None and info.compress_type == zipfile.ZIP_STORED \
-                and info.compress_size != info.file_size:
-            problem = (f"stored entry declares {info.file_size} bytes but holds "
-                       f"{info.compress_size}")
         if problem is not None:
             unsafe.add(lambda: f"{where}: skipping zip entry {name!r}: {problem}")
             continue
@@ -236,6 +244,9 @@ class Reader:
         name = info.orig_filename
         if info.flag_bits & 0x1:
             raise self._fail(info, "encrypted entries are not supported")
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise self._fail(info, f"stored entry declares {info.file_size} bytes but holds "
+                                   f"{info.compress_size}")
         cached = self._cache.get(name)
         if cached is not None:
             self._cache.move_to_end(name)
