@@ -211,6 +211,21 @@ def test_a_subclass_with_its_own_snapshot_reads_through_it():
     assert _memshard.counts()["read"] == before
 
 
+def test_a_store_over_the_callers_dict_reads_through_the_python_path():
+    """The caller may change the values of a dict it passes as a store: its shards are read
+    as the store reads its values, not by the kernel."""
+    data: dict = {}
+    z = zarrx.create_array(store=data, shape=(64,), chunks=(4,), shards=(16,), dtype="u1",
+                           compressors=None)
+    z[...] = np.arange(64, dtype="u1")
+    data["c/1"] = bytearray(data["c/1"])         # a value the caller may change in place
+    before = _memshard.counts()["read"]
+    np.testing.assert_array_equal(z[...], np.arange(64, dtype="u1"))
+    data["c/1"][:4] = bytes(4)
+    np.testing.assert_array_equal(z[16:20], np.zeros(4, "u1"))
+    assert _memshard.counts()["read"] == before
+
+
 def test_a_chunk_over_its_limit_is_refused_as_the_python_path_refuses_it(monkeypatch):
     """An entry saying an inner chunk holds far more than a chunk may (within the shard's
     bytes): refused unread, worded by the Python path."""

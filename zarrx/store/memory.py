@@ -296,11 +296,14 @@ class MemoryStore(Store):
     def kernel_values(self) -> dict | None:
         """The dict of kept values, for the shard kernel (:mod:`zarrx.store._memshard`): a
         shard's index and chunks read in one call. None for a subclass whose ``snapshot``,
-        ``get_versioned`` or ``_current`` is its own (its reads are to go through them)."""
-        if not batched_as_single(self, "kernel_values", "snapshot", "get_versioned",
-                                 "_current"):
+        ``get_versioned`` or ``_current`` is its own (its reads are to go through them), or
+        whose values are not kept in a dict of its own (a caller's dict, which the caller may
+        change in place)."""
+        data = self._data
+        if type(data) is not dict or not batched_as_single(
+                self, "kernel_values", "snapshot", "get_versioned", "_current"):
             return None
-        return self._data
+        return data
 
     def box_writer(self, head: str, sep: str) -> MemoryBoxWriter | None:
         """A writer of the raw chunks a box covers whole, each gathered from the value straight
