@@ -38,6 +38,8 @@ LAYERS = [
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.store._localshard", 3),   # a local shard's index and inner chunks in one call
+    ("zarrx.store._memshard", 3),   # a memory store shard's index and inner chunks in one call
+    ("zarrx.store._shardkernel", 3),   # what those two share: the index, its check, the spans
     ("zarrx.layout", 3),
     ("zarrx.shard_objects", 3),     # whole-shard codecs: a store view built from codecs
     ("zarrx.size_limits", 3),     # the most bytes a stored chunk or shard may hold

@@ -22,8 +22,9 @@ CODECS = {
 #: calls per shard of a whole read, one thread: 165-181 (memory) and 220-237 (local files)
 #: before the index was read by one kernel pass and each slab copied by one kernel call; about
 #: 80 and 125 since (most of what is left is the store's snapshot and the index cache); on
-#: local files 22-43 since a shard's file, index and chunks are read by one kernel call
-MOST = {"memory": 110, "local": 50}
+#: local files 22-43 since a shard's file, index and chunks are read by one kernel call; in
+#: memory 22-43 too since a shard's kept value is looked up and its index checked by one
+MOST = {"memory": 50, "local": 50}
 
 
 def _calls_per_shard(store: object, shape: tuple[int, ...], shards: tuple[int, ...],

@@ -46,7 +46,7 @@ cimport numpy as cnp
 
 from zarrx._clib.zx_openat2 cimport zx_openat2
 from zarrx.store._localread cimport _plain_key
-from zarrx.store._shard_index cimport _check_entries, _check_word_at, _decode_entries
+from zarrx.store._shardkernel cimport ShardKernel
 from zarrx.errors import ShardError
 
 cnp.import_array()
@@ -58,10 +58,6 @@ cdef enum:
     KEPT_REFS = 2              # the references to a kept buffer no one holds: _kept's, _buffer's
     ZX_OK = 0                  # (_shard_index's status)
 
-cdef uint64_t MISSING = 0xFFFFFFFFFFFFFFFF
-cdef int64_t MAX_OBJECT = 0x7FFFFFFFFFFFFFFF
-cdef Py_ssize_t MAX_ENTRIES = <Py_ssize_t>1 << 58
-
 cdef object _HAND_ON = object()      # _read's answer: the Python path reads the shard
 cdef object _after_index = None      # tests: called with the path once the index is read
 cdef object _trace = None            # tests: a list each read appends (offset, nbytes) to
@@ -70,22 +66,14 @@ cdef Py_ssize_t _opened = 0, _handed_on = 0
 cdef object _kept = threading.local()    # .buf: the calling thread's buffer (see _buffer)
 
 
-cdef class ShardFiles:
+cdef class ShardFiles(ShardKernel):
     """The shard files of ``keys`` (a window of shards of one array, one level of sharding)
-    below ``root`` (the store's root for ``openat2``), with the index of ``n_chunks``
-    entries, ``n_crc`` checksums, at the end or the start (``at_end``), in either byte
-    order, its words in C order (``word_at`` None) or where ``word_at()`` says (an int64
-    array of positions, asked for at the first file read: for a large index it is large);
-    see the module docstring for ``limit`` (-1: none), ``whole_max``, ``gap``, ``index_max``
-    and ``fallback``."""
+    below ``root`` (the store's root for ``openat2``), with the index, ``limit``,
+    ``index_max`` and ``fallback`` of :class:`~zarrx.store._shardkernel.ShardKernel`; see the
+    module docstring for ``whole_max`` and ``gap``."""
     cdef list paths
     cdef uint64_t flags, resolve
-    cdef Py_ssize_t n
-    cdef int64_t idx_len, limit, whole_max, gap, index_max
-    cdef int n_crc
-    cdef bint at_end, big
-    cdef object word_src, word_at
-    cdef object fallback
+    cdef int64_t whole_max, gap
 
     def __cinit__(self, bytes root, list keys, uint64_t flags, uint64_t resolve,
                   Py_ssize_t n_chunks, int n_crc, bint at_end, bint big_endian, word_at,
@@ -93,18 +81,12 @@ cdef class ShardFiles:
                   object fallback):
         cdef Py_ssize_t i, rn = len(root), kn
         cdef bytes kb
-        if n_chunks < 1 or n_chunks > MAX_ENTRIES:
-            raise ShardError(f"shard files: expected 1 to 2^58 index entries, found {n_chunks}")
-        if n_crc < 0 or n_crc > 64:
-            raise ShardError(f"shard files: expected 0 to 64 crc32c checksums, found {n_crc}")
-        if whole_max < 0 or gap < 0 or index_max < 0:
+        self._setup("shard files", n_chunks, n_crc, at_end, big_endian, word_at, limit,
+                    index_max, fallback)
+        if whole_max < 0 or gap < 0:
             raise ShardError("shard files: expected sizes >= 0")
-        self.n, self.n_crc, self.at_end, self.big = n_chunks, n_crc, at_end, big_endian
-        self.idx_len = 16 * <int64_t>n_chunks + 4 * n_crc          # at most 2^62 + 256
         self.flags, self.resolve = flags, resolve
-        self.limit, self.whole_max, self.gap, self.index_max = limit, whole_max, gap, index_max
-        self.fallback = fallback
-        self.word_src, self.word_at = word_at, None
+        self.whole_max, self.gap = whole_max, gap
         self.paths = [None] * len(keys)
         if rn == 0 or b"\x00" in root:
             return
@@ -126,21 +108,13 @@ cdef class ShardFiles:
         ``fallback(i, slots)`` returns."""
         global _opened, _handed_on
         cdef const int64_t[::1] sv = slots
-        cdef Py_ssize_t m = sv.shape[0], k
-        cdef int64_t s, smin = self.n, smax = -1
+        cdef int64_t smin, smax
         cdef int fd
-        for k in range(m):
-            s = sv[k]
-            if s < 0 or s >= self.n:
-                raise ShardError(f"shard index: slot {s} out of range for {self.n} entries")
-            if s < smin:
-                smin = s
-            if s > smax:
-                smax = s
+        self._wanted(sv, &smin, &smax)
         if i < 0 or i >= len(self.paths):
             raise IndexError(f"shard files: shard {i} of {len(self.paths)}")
         path = self.paths[i]
-        if path is None or (self.idx_len > self.index_max and 16 * <int64_t>m < self.n):
+        if path is None or self._via_cache(sv.shape[0]):
             _handed_on += 1
             return self.fallback(i, slots)
         # open and fstat keep the GIL, as _localread's do (a few microseconds)
@@ -170,12 +144,6 @@ cdef class ShardFiles:
         cdef uint64_t* e = NULL
         cdef uint8_t* ibuf = NULL
         cdef const uint8_t* ip
-        cdef int status
-        cdef Py_ssize_t bad = -1
-        cdef cnp.ndarray wa = self._words()     # (held by this call: w points into it)
-        cdef const int64_t* w = NULL
-        if wa is not None:
-            w = <const int64_t*>cnp.PyArray_DATA(wa)
         if fstat(fd, &st) != 0:
             return _HAND_ON
         if not S_ISREG(st.st_mode):
@@ -200,72 +168,28 @@ cdef class ShardFiles:
                 if ibuf == NULL or not _fill(fd, <char*>ibuf, L, size - L if self.at_end else 0):
                     return _HAND_ON
                 ip = ibuf
-            if L >= NOGIL_MIN:
-                with nogil:
-                    status = self._entries(ip, w, e, size, &bad)
-            else:
-                status = self._entries(ip, w, e, size, &bad)
-            if status != ZX_OK:
+            if self._entries(ip, e, size) != ZX_OK:
                 return _HAND_ON
             if _after_index is not None:
                 _after_index(path)
-            return self._chunks(fd, sv, e, size, data)
+            return self._chunks(fd, sv, e, data)
         finally:
             free(e)
             free(ibuf)
 
-    cdef object _words(self):
-        """The positions of the index's words (an int64 array, checked), asked for at the
-        first file read; None: C order."""
-        wa = self.word_at
-        if wa is None and self.word_src is not None:
-            wa = np.ascontiguousarray(self.word_src(), dtype=np.int64)
-            _check_word_at(wa, self.n)         # 2 * n positions, each below 2 * n
-            self.word_at = wa
-        return wa
-
-    cdef int _entries(self, const uint8_t* ip, const int64_t* w, uint64_t* e, int64_t size,
-                      Py_ssize_t* bad) noexcept nogil:
-        """Decode the index at ``ip`` (its words where ``w`` says, or in C order) into ``e``
-        and validate every entry against ``size``."""
-        cdef int status = _decode_entries(ip, self.n, self.n_crc, self.big, w, e)
-        if status != ZX_OK:
-            return status
-        return _check_entries(e, self.n, size, self.at_end, <uint64_t>self.idx_len, bad)
-
-    cdef object _chunks(self, int fd, const int64_t[::1] sv, const uint64_t* e, int64_t size,
-                        object data):
+    cdef object _chunks(self, int fd, const int64_t[::1] sv, const uint64_t* e, object data):
         """The chunks at ``sv`` from the validated entries ``e``: taken from ``data`` (the
         whole file) when given, else read."""
-        cdef Py_ssize_t m = sv.shape[0], k, present = 0
+        cdef Py_ssize_t m = sv.shape[0], k, present
         cdef cnp.ndarray starts_a = np.empty(m, dtype=np.int64)
         cdef cnp.ndarray lengths_a = np.empty(m, dtype=np.int64)
         cdef int64_t* st = <int64_t*>cnp.PyArray_DATA(starts_a)
         cdef int64_t* ln = <int64_t*>cnp.PyArray_DATA(lengths_a)
-        cdef int64_t s, off, nb, lo = MAX_OBJECT, hi = 0, total = 0, span
-        cdef bint capped = False
-        for k in range(m):
-            s = sv[k]                    # checked: 0 <= s < n
-            if e[2 * s] == MISSING and e[2 * s + 1] == MISSING:
-                st[k] = -1
-                ln[k] = 0
-                continue
-            # validated against the file's size: off + nb <= size <= 2^63 - 1
-            off = <int64_t>e[2 * s]
-            nb = <int64_t>e[2 * s + 1]
-            if self.limit >= 0 and nb > self.limit:
-                return _HAND_ON          # refused unread, by the Python path
-            st[k] = off
-            ln[k] = nb
-            present += 1
-            if total <= MAX_OBJECT - nb:
-                total += nb
-            else:
-                total, capped = MAX_OBJECT, True
-            if off < lo:
-                lo = off
-            if off + nb > hi:
-                hi = off + nb
+        cdef int64_t lo, hi, total, span
+        cdef bint capped
+        present = self._spans(sv, e, st, ln, &lo, &hi, &total, &capped)
+        if present < 0:
+            return _HAND_ON              # a chunk over the limit: refused unread, by Python
         if not present:
             return b"", starts_a, lengths_a
         if data is not None:             # the whole file: the entries are its offsets

@@ -231,6 +231,13 @@ class Store:
         it may not."""
         return None
 
+    def kernel_values(self) -> dict | None:
+        """Optionally, the dict of the store's kept values: a kernel may read the object of a
+        key as the ``bytes`` or :class:`~zarrx.store._values.Value` found there, a value the
+        store never changes, only replaces (one version of it, as :meth:`snapshot` reads it;
+        :mod:`zarrx.store._memshard`); None (the default) when it may not."""
+        return None
+
     def box_writer(self, head: str, sep: str) -> Any | None:
         """Optionally, a writer of raw chunks stored one per object under keys ``head`` +
         coordinates joined by ``sep``, straight from a value array (see

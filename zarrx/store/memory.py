@@ -22,6 +22,7 @@ from zarrx import _fork
 from zarrx.errors import ConflictError
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept_many
 from zarrx.store.keyindex import KeyIndex
+from zarrx.store.update import batched_as_single
 from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
                               Versioned, as_buffer, check_generation, check_key, check_prefix,
                               conflict, is_absent)
@@ -291,6 +292,18 @@ class MemoryStore(Store):
             self._data.pop(key, None)
             self._gens.pop(key, None)
             self._removed(key)
+
+    def kernel_values(self) -> dict | None:
+        """The dict of kept values, for the shard kernel (:mod:`zarrx.store._memshard`): a
+        shard's index and chunks read in one call. None for a subclass whose ``snapshot``,
+        ``get_versioned`` or ``_current`` is its own (its reads are to go through them), or
+        whose values are not kept in a dict of its own (a caller's dict, which the caller may
+        change in place)."""
+        data = self._data
+        if type(data) is not dict or not batched_as_single(
+                self, "kernel_values", "snapshot", "get_versioned", "_current"):
+            return None
+        return data
 
     def box_writer(self, head: str, sep: str) -> MemoryBoxWriter | None:
         """A writer of the raw chunks a box covers whole, each gathered from the value straight

@@ -18,6 +18,7 @@ import numpy as np
 
 from zarrx.store import _shard_index as _k
 from zarrx.store._localshard import ShardFiles
+from zarrx.store._memshard import ShardValues
 from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot, address_fields
 
 if TYPE_CHECKING:
@@ -41,24 +42,31 @@ def slot_reader(src: ShardedChunks, objs: np.ndarray) -> Callable[[int, np.ndarr
     store lets a kernel open its objects (:meth:`~zarrx.store.base.Store.kernel_paths`),
     one call per shard opens its file and reads its index and the chunks
     (:class:`~zarrx.store._localshard.ShardFiles`), the shards' keys turned into paths once
-    for all of them; the kernel hands a shard it does not read (an error to word, say) to
-    :func:`read_slots`."""
+    for all of them; where it lets a kernel take its kept values
+    (:meth:`~zarrx.store.base.Store.kernel_values`), one call per shard looks its value up
+    and finds the chunks in it (:class:`~zarrx.store._memshard.ShardValues`); a kernel hands
+    a shard it does not read (an error to word, say) to :func:`read_slots`."""
     def fallback(i: int, slots: np.ndarray) -> Any:
         return read_slots(src, tuple(objs[i].tolist()), slots)
 
     if len(src.levels) != 1 or not len(objs):
         return fallback
-    paths = src.store.kernel_paths()
-    if paths is None:
+    store = src.store
+    paths = store.kernel_paths()
+    values = None if paths is not None else store.kernel_values()
+    if paths is None and values is None:
         return fallback
-    from zarrx.store.sharded import WHOLE_READ_MAX
     fmt = src.formats[0]
     lim = None if src._unit_limit is None else src._unit_limit()
+    limit = -1 if lim is None else lim.nbytes
+    word_at = (lambda: fmt.word_at) if fmt.transposed else None
+    if values is not None:
+        return ShardValues(values, src.objects.keys_of(objs), fmt.n, int(fmt.crc), fmt.at_end,
+                           fmt.big, word_at, limit, INDEX_READ_MAX, fallback).read
+    from zarrx.store.sharded import WHOLE_READ_MAX
     return ShardFiles(paths[0], src.objects.keys_of(objs), paths[1], paths[2], fmt.n,
-                      int(fmt.crc), fmt.at_end, fmt.big,
-                      (lambda: fmt.word_at) if fmt.transposed else None,
-                      -1 if lim is None else lim.nbytes, WHOLE_READ_MAX, GAP_BYTES,
-                      INDEX_READ_MAX, fallback).read
+                      int(fmt.crc), fmt.at_end, fmt.big, word_at, limit, WHOLE_READ_MAX,
+                      GAP_BYTES, INDEX_READ_MAX, fallback).read
 
 
 def read_slots(src: ShardedChunks, obj: tuple[int, ...], slots: np.ndarray
