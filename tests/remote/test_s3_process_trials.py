@@ -1,0 +1,141 @@
+"""Trials of several processes (each with two threads) writing one sharded array on the S3
+test server at once, through ObjectStore and FsspecStore: partial writes into disjoint inner
+chunks of shared shards while a reader in the parent checks every read, and a writer
+SIGKILLed in the middle of a multipart upload of a large shard. ``ZARRX_SLOW=1`` runs more
+rounds. The server checks each condition atomically with its write (moto, serving one
+request at a time: see conftest.py)."""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import random
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import zarrx
+
+pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[remote]')")
+pytest.importorskip("s3fs", reason="s3fs is not installed (pip install s3fs)")
+
+from zarrx.store.remote import FsspecStore, ObjectStore  # noqa: E402
+
+SLOW = bool(os.environ.get("ZARRX_SLOW"))
+SPAWN = mp.get_context("spawn")     # obstore's runtime does not survive a fork
+WRITERS = 3
+
+
+def _store(backend: str, url: str, options: dict, **kw):
+    if backend == "obstore":
+        return ObjectStore(url, storage_options=options, backoff=0.005, **kw)
+    return FsspecStore(url, storage_options=options, backoff=0.005, **kw)
+
+
+def _options(s3_server, backend):
+    return s3_server.options if backend == "obstore" else s3_server.fsspec_options
+
+
+# -- disjoint inner chunks of shared shards --------------------------------------------------
+# 8x8 cells, inner chunks 2x2, shards 4x4: inner chunk (i, j) belongs to writer (i + j) % 3,
+# so each of the 4 shards holds inner chunks of every writer
+def _owner() -> np.ndarray:
+    i, j = np.indices((8, 8)) // 2
+    return (i + j) % WRITERS
+
+
+def _regions(w: int) -> list[tuple[slice, slice]]:
+    return [(slice(2 * i, 2 * i + 2), slice(2 * j, 2 * j + 2))
+            for i in range(4) for j in range(4) if (i + j) % WRITERS == w]
+
+
+def _write_regions(backend, url, options, w, rounds, seed):
+    z = zarrx.open_array(_store(backend, url, options), mode="r+")
+    mine = _regions(w)
+
+    def thread(part: list, rng: random.Random) -> None:
+        for r in range(1, rounds + 1):
+            for box in rng.sample(part, rng.randint(1, len(part))):
+                z[box] = w * 1000 + r
+        for box in part:
+            z[box] = w * 1000 + rounds + 1
+    # two threads of one process, each with half the process's inner chunks
+    threads = [threading.Thread(target=thread, args=(mine[t::2], random.Random(seed * 10 + t)))
+               for t in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4] if SLOW else [1])
+def test_processes_writing_inner_chunks_of_shared_shards_lose_nothing(s3_server, backend,
+                                                                      seed):
+    """3 processes x 2 threads each write random subsets of their inner chunks, every round a
+    new value, while the parent reads the whole array: every read shows in each cell its
+    owner's value (or the fill value), never older than the read before (no shard torn or
+    mixed), and at the end every inner chunk holds its writer's last value."""
+    url, options = s3_server.url(), _options(s3_server, backend)
+    rounds = 8 if SLOW else 4
+    zarrx.create_array(_store(backend, url, options), shape=(8, 8), chunks=(2, 2),
+                       shards=(4, 4), dtype="i4", fill_value=0, compressors=None)
+    procs = [SPAWN.Process(target=_write_regions,
+                           args=(backend, url, options, w, rounds, seed * 100 + w))
+             for w in range(WRITERS)]
+    for p in procs:
+        p.start()
+    owner, last, reads = _owner(), np.zeros((8, 8), "i4"), 0
+    reader = zarrx.open_array(_store(backend, url, options, revalidate_after=0), mode="r")
+    while any(p.is_alive() for p in procs):
+        v = reader[...]
+        assert not ((v != 0) & (v // 1000 != owner)).any(), v
+        assert not (v < last).any(), (v, last)
+        last, reads = v, reads + 1
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+    final = zarrx.open_array(_store(backend, url, options), mode="r")[...]
+    assert (final == owner * 1000 + rounds + 1).all(), final
+    assert reads > 0
+
+
+# -- a writer killed during a multipart upload of a shard --------------------------------------
+SHARD = (1024, 1536)                         # 12 MiB of float64: 3 parts of 5 MiB at most
+
+
+def _rewrite_shard(backend, url, options, started):
+    z = zarrx.open_array(_store(backend, url, options, multipart_threshold=5 * 2**20,
+                                part_size=5 * 2**20, min_part_size=5 * 2**20), mode="r+")
+    v = 1.0
+    while True:
+        v += 1
+        z[...] = np.full(SHARD, v)
+        started.set()
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_writer_killed_during_a_multipart_upload_leaves_one_whole_version(s3_server,
+                                                                            backend):
+    """A whole-shard write of 12 MiB goes up in parts; the writer is SIGKILLed at a random
+    moment of its uploads: the shard reads as one whole version (every cell one value, as
+    written), and no key but the array's document and its shard is listed."""
+    url, options = s3_server.url(), _options(s3_server, backend)
+    store = _store(backend, url, options)
+    z = zarrx.create_array(store, shape=SHARD, chunks=(256, 256), shards=SHARD, dtype="f8",
+                           fill_value=0, compressors=None)
+    z[...] = np.ones(SHARD)
+    rng = random.Random(7)
+    for _ in range(3 if SLOW else 1):
+        started = SPAWN.Event()
+        p = SPAWN.Process(target=_rewrite_shard, args=(backend, url, options, started))
+        p.start()
+        assert started.wait(60)
+        time.sleep(rng.uniform(0.0, 0.5))
+        os.kill(p.pid, signal.SIGKILL)
+        p.join(10)
+        v = zarrx.open_array(_store(backend, url, options), mode="r")[...]
+        assert len(np.unique(v)) == 1 and v[0, 0] >= 1, np.unique(v)
+        assert sorted(store.list_prefix("")) == ["c/0/0", "zarr.json"]
