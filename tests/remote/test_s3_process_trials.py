@@ -51,9 +51,10 @@ def _regions(w: int) -> list[tuple[slice, slice]]:
             for i in range(4) for j in range(4) if (i + j) % WRITERS == w]
 
 
-def _write_regions(backend, url, options, w, rounds, seed):
+def _write_regions(backend, url, options, w, rounds, seed, ready):
     z = zarrx.open_array(_store(backend, url, options), mode="r+")
     mine = _regions(w)
+    ready.wait(60)                                      # every writer starts at once
 
     def thread(part: list, rng: random.Random) -> None:
         for r in range(1, rounds + 1):
@@ -82,8 +83,9 @@ def test_processes_writing_inner_chunks_of_shared_shards_lose_nothing(s3_server,
     rounds = 8 if SLOW else 4
     zarrx.create_array(_store(backend, url, options), shape=(8, 8), chunks=(2, 2),
                        shards=(4, 4), dtype="i4", fill_value=0, compressors=None)
+    ready = SPAWN.Barrier(WRITERS)
     procs = [SPAWN.Process(target=_write_regions,
-                           args=(backend, url, options, w, rounds, seed * 100 + w))
+                           args=(backend, url, options, w, rounds, seed * 100 + w, ready))
              for w in range(WRITERS)]
     for p in procs:
         p.start()
@@ -139,3 +141,95 @@ def test_a_writer_killed_during_a_multipart_upload_leaves_one_whole_version(s3_s
         v = zarrx.open_array(_store(backend, url, options), mode="r")[...]
         assert len(np.unique(v)) == 1 and v[0, 0] >= 1, np.unique(v)
         assert sorted(store.list_prefix("")) == ["c/0/0", "zarr.json"]
+
+
+# -- consolidation racing creations and attribute changes in one group ------------------------
+def _plan(w: int, n: int, seed: int) -> list[tuple]:
+    """Writer ``w``'s operations: (op, name, number)."""
+    rng, out = random.Random(seed), []
+    for i in range(n):
+        op = rng.choice(["create", "attrs", "array_attrs", "resize"])
+        if op == "create":
+            out.append((op, f"a{w}_{i}", rng.randint(1, 9)))
+        elif op == "attrs":
+            out.append((op, f"w{w}_{i}", i))
+        else:
+            out.append((op, f"r{rng.randint(0, 1)}", rng.randint(1, 12)))
+    return out
+
+
+def _change_group(backend, url, options, w, n, seed, ready):
+    from zarrx.errors import ContainsArrayError
+    store = _store(backend, url, options)
+    zarrx.open_group(store, mode="r")
+    ready.wait(60)                                      # every writer starts at once
+    for op, name, k in _plan(w, n, seed):
+        g = zarrx.open_group(store, mode="r+")          # as it is stored now
+        if op == "create":
+            g.create_array(name, shape=(k,), chunks=(4,), dtype="i2")
+        elif op == "attrs":
+            g.attrs[name] = k
+        else:
+            try:
+                a = g.create_array(name, shape=(4,), chunks=(4,), dtype="i2")
+            except ContainsArrayError:     # created by another writer first
+                a = g[name]
+            if op == "resize":
+                a.resize((k,))
+            else:
+                a.attrs[f"w{w}"] = k
+
+
+def _consolidate_loop(backend, url, options, stop):
+    from zarrx.errors import ConflictError
+    store = _store(backend, url, options)
+    while not stop.is_set():
+        try:
+            zarrx.consolidate_metadata(store)
+        except ConflictError:   # the document changed on each of its tries
+            continue
+        stop.wait(0.02)         # the server serves one request at a time
+
+
+def _members(group):
+    return {name: (type(node).__name__, getattr(node, "shape", None), dict(node.attrs))
+            for name, node in group.members(max_depth=None)}
+
+
+@pytest.mark.parametrize("backend, zarr_format", [
+    ("obstore", 2), ("obstore", 3), ("fsspec", 3),
+    pytest.param("fsspec", 2, marks=pytest.mark.skipif(not SLOW, reason="ZARRX_SLOW=1"))])
+def test_consolidation_racing_creations_and_attributes_in_one_group(s3_server, backend,
+                                                                    zarr_format):
+    """3 writer processes create arrays, set attributes of the group and of shared arrays and
+    resize them, in one consolidated group, all starting at once, while a fourth consolidates
+    in a loop: every array created and every attribute set is stored, and the consolidated
+    metadata ends listing exactly the group as stored (no member lost, no stale shape or
+    attributes), and so does zarr-python reading it."""
+    import zarr
+    url, options = s3_server.url(), _options(s3_server, backend)
+    zarrx.open_group(_store(backend, url, options), mode="w", zarr_format=zarr_format)
+    zarrx.consolidate_metadata(_store(backend, url, options))
+    stop, ready = SPAWN.Event(), SPAWN.Barrier(WRITERS)
+    consolidator = SPAWN.Process(target=_consolidate_loop, args=(backend, url, options, stop))
+    consolidator.start()
+    n = 16 if SLOW else 6
+    writers = [SPAWN.Process(target=_change_group, args=(backend, url, options, w, n, w, ready))
+               for w in range(WRITERS)]
+    for p in writers:
+        p.start()
+    for p in writers:
+        p.join(120)
+    stop.set()
+    consolidator.join(60)
+    assert [p.exitcode for p in writers + [consolidator]] == [0] * (WRITERS + 1)
+    store = _store(backend, url, options)
+    stored = _members(zarrx.open_group(store, mode="r", use_consolidated=False))
+    assert _members(zarrx.open_group(store, mode="r")) == stored
+    plans = [op for w in range(WRITERS) for op in _plan(w, n, w)]
+    assert {name for op, name, _ in plans if op == "create"} <= set(stored)
+    assert {name: k for op, name, k in plans if op == "attrs"}.items() <= \
+        dict(zarrx.open_group(store, mode="r").attrs).items()
+    zp = zarr.open_group(url, mode="r", use_consolidated=True,
+                         storage_options=s3_server.fsspec_options)
+    assert _members(zp) == stored
