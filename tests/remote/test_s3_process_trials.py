@@ -1,7 +1,8 @@
 """Trials of several processes (each with two threads) writing one sharded array on the S3
 test server at once, through ObjectStore and FsspecStore: partial writes into disjoint inner
-chunks of shared shards while a reader in the parent checks every read, and a writer
-SIGKILLed in the middle of a multipart upload of a large shard. ``ZARRX_SLOW=1`` runs more
+chunks of shared shards while a reader in the parent checks every read (and through a proxy
+losing answers), a writer SIGKILLed in the middle of a multipart upload of a large shard,
+and consolidation racing creations and attribute changes in one group. ``ZARRX_SLOW=1`` runs more
 rounds. The server checks each condition atomically with its write (moto, serving one
 request at a time: see conftest.py)."""
 from __future__ import annotations
@@ -233,3 +234,42 @@ def test_consolidation_racing_creations_and_attributes_in_one_group(s3_server, b
     zp = zarr.open_group(url, mode="r", use_consolidated=True,
                          storage_options=s3_server.fsspec_options)
     assert _members(zp) == stored
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_processes_writing_through_a_server_losing_answers_lose_nothing(s3_server, proxy,
+                                                                        backend):
+    """The same writers through a proxy that loses the answers of a fifth of the conditional
+    PUTs after the server wrote them and refuses a tenth of all PUTs with 503 before: the
+    retries neither lose a write nor bring back an older one."""
+    from zarrx.bench.proxy import Fault
+    rng, lock, hits = random.Random(5), threading.Lock(), []
+
+    def chance(p: float, what: str) -> bool:
+        with lock:
+            hit = rng.random() < p
+            hits.extend([what] if hit else [])
+            return hit
+    url = s3_server.url()
+    options = ({**s3_server.options, "endpoint": proxy.url} if backend == "obstore" else
+               {**s3_server.fsspec_options, "endpoint_url": proxy.url})
+    zarrx.create_array(_store(backend, url, options), shape=(8, 8), chunks=(2, 2),
+                       shards=(4, 4), dtype="i4", fill_value=0, compressors=None)
+    proxy.faults += [
+        Fault(status=500, times=10**6, applied=True,
+              match=lambda m, p: m == "PUT" and chance(0.2, "lost")),
+        Fault(status=503, times=10**6, body=b"<Error><Code>SlowDown</Code></Error>",
+              match=lambda m, p: m == "PUT" and chance(0.1, "503"))]
+    ready = SPAWN.Barrier(WRITERS)
+    procs = [SPAWN.Process(target=_write_regions,
+                           args=(backend, url, options, w, 3, w, ready))
+             for w in range(WRITERS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    proxy.faults.clear()
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+    final = zarrx.open_array(_store(backend, url, options), mode="r")[...]
+    assert (final == _owner() * 1000 + 4).all(), final
+    assert "lost" in hits and "503" in hits
