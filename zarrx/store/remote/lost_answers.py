@@ -50,7 +50,9 @@ async def put(store: RemoteStore, key: str, data: memoryview, mode: str | None) 
         except Failure as gone:           # missing: deleted since
             fail.found = (None,) if gone.kind == "missing" else None
             raise fail from None
-        if found == tag and etag is not None:
+        if etag is None:                  # a server sending none: set_if asks again
+            raise
+        if found == tag:
             return etag
         fail.found = (etag,)
         raise
