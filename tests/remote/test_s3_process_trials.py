@@ -1,8 +1,9 @@
 """Trials of several processes (each with two threads) writing one sharded array on the S3
 test server at once, through ObjectStore and FsspecStore: partial writes into disjoint inner
 chunks of shared shards while a reader in the parent checks every read (and through a proxy
-losing answers), a writer SIGKILLed in the middle of a multipart upload of a large shard,
-and consolidation racing creations and attribute changes in one group. ``ZARRX_SLOW=1`` runs more
+losing answers), writes racing appends into one shard, a writer SIGKILLed in the middle of
+a multipart upload of a large shard, and consolidation racing creations and attribute
+changes in one group. ``ZARRX_SLOW=1`` runs more
 rounds. The server checks each condition atomically with its write (moto, serving one
 request at a time: see conftest.py)."""
 from __future__ import annotations
@@ -273,3 +274,42 @@ def test_processes_writing_through_a_server_losing_answers_lose_nothing(s3_serve
     final = zarrx.open_array(_store(backend, url, options), mode="r")[...]
     assert (final == _owner() * 1000 + 4).all(), final
     assert "lost" in hits and "503" in hits
+
+
+# -- writes racing appends into the same shards ------------------------------------------------
+def _append_rows(backend, url, options, n, ready):
+    z = zarrx.open_array(_store(backend, url, options), mode="r+")
+    ready.wait(60)
+    for _ in range(n):
+        z.append(np.full((1, 4), 7, "i4"))
+
+
+def _write_cells(backend, url, options, w, rounds, ready):
+    z = zarrx.open_array(_store(backend, url, options), mode="r+")
+    ready.wait(60)
+    for r in range(1, rounds + 1):
+        z[0:2, 2 * w:2 * w + 2] = w * 1000 + r      # the shard the appends grow into
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_writes_racing_appends_into_the_same_shard_lose_nothing(s3_server, backend):
+    """One process appends rows one at a time (each append merges into the shard at the edge)
+    while two others write their cells of the first rows of that shard: every appended row
+    is there once, every written cell holds its writer's last value."""
+    url, options = s3_server.url(), _options(s3_server, backend)
+    n, rounds = (24, 12) if SLOW else (10, 6)
+    zarrx.create_array(_store(backend, url, options), shape=(2, 4), chunks=(2, 2),
+                       shards=(8, 4), dtype="i4", fill_value=-1, compressors=None)
+    ready = SPAWN.Barrier(3)
+    procs = [SPAWN.Process(target=_append_rows, args=(backend, url, options, n, ready))] + [
+        SPAWN.Process(target=_write_cells, args=(backend, url, options, w, rounds, ready))
+        for w in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * 3
+    v = zarrx.open_array(_store(backend, url, options), mode="r")[...]
+    assert v.shape == (2 + n, 4)
+    assert (v[2:] == 7).all(), v
+    assert (v[:2] == np.repeat([rounds, 1000 + rounds], 2)).all(), v
