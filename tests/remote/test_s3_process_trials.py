@@ -1,11 +1,10 @@
-"""Trials of several processes (each with two threads) writing one sharded array on the S3
-test server at once, through ObjectStore and FsspecStore: partial writes into disjoint inner
-chunks of shared shards while a reader in the parent checks every read (and through a proxy
-losing answers), writes racing appends into one shard, a writer SIGKILLed in the middle of
-a multipart upload of a large shard, and consolidation racing creations and attribute
-changes in one group. ``ZARRX_SLOW=1`` runs more
-rounds. The server checks each condition atomically with its write (moto, serving one
-request at a time: see conftest.py)."""
+"""Trials of several processes writing one hierarchy on the S3 test server at once, through
+ObjectStore and FsspecStore: partial writes (two threads per process) into disjoint inner
+chunks of shared shards while a reader in the parent checks every read, also through a proxy
+losing answers; writes racing appends into one shard; a writer SIGKILLed in the middle of a
+multipart upload of a large shard; consolidation racing creations and attribute changes in
+one group. ``ZARRX_SLOW=1`` runs more rounds. The server checks each condition atomically
+with its write (moto, serving one request at a time: see conftest.py)."""
 from __future__ import annotations
 
 import multiprocessing as mp
