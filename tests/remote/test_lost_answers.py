@@ -4,6 +4,7 @@ instead of the answer. The store sends the write again, which then finds its own
 it must count once, never as another writer's change (zarrx/store/remote/lost_answers.py)."""
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 
@@ -124,7 +125,7 @@ def test_appends_and_partial_writes_lose_no_answer_twice(make, proxy, seed):
     log = zarrx.open_array(make(), path="log", mode="r")[...]
     blocks = [(w * 100 + i, 1 + (w + i) % 3) for w in range(3) for i in range(4)]
     assert len(log) == sum(n for _, n in blocks)
-    runs = [(int(v), len(list(grp))) for v, grp in __import__("itertools").groupby(log)]
+    runs = [(int(v), len(list(grp))) for v, grp in itertools.groupby(log)]
     assert sorted(runs) == sorted(blocks)
     grid = zarrx.open_array(make(), path="grid", mode="r")[...]
     assert (grid == np.repeat([3, 103, 203], 2)).all()
