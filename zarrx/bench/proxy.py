@@ -25,8 +25,9 @@ _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
 class Fault:
     """Answer ``times`` matching requests with ``status``, ``body`` and ``headers`` (or stall
     them for ``stall`` seconds; or, with ``reset``, drop the connection once the request's
-    body is in, answering nothing) instead of forwarding them. ``match(method, path_qs)``
-    picks the requests."""
+    body is in, answering nothing) instead of forwarding them; with ``applied``, the request
+    is forwarded first and the server's answer dropped (a write the server made whose answer
+    the client never gets). ``match(method, path_qs)`` picks the requests."""
 
     status: int = 503
     times: int = 1
@@ -35,6 +36,7 @@ class Fault:
     body: bytes = b""
     headers: dict = field(default_factory=dict)
     reset: bool = False
+    applied: bool = False
 
 
 @dataclass
@@ -216,6 +218,12 @@ class Proxy:
                     await asyncio.sleep(self.latency)
                 headers["Content-Length"] = str(length)
                 body = self._relay(request, entry)
+            if fault is not None and fault.applied:
+                async with self._session.request(  # type: ignore[union-attr]
+                        request.method, self.upstream + request.path_qs, headers=headers,
+                        data=body, allow_redirects=False) as up:
+                    await up.read()
+                    entry.answered = loop.time()
             if fault is not None:
                 if fault.stall:
                     await asyncio.sleep(fault.stall)

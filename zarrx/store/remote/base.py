@@ -41,6 +41,7 @@ from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure,
                                        if_match_of, kept_changing, READ_ATTEMPTS,
                                        retry_delay, to_bytes, upload_view)
 from zarrx.store.remote.condition_check import check_conditions
+from zarrx.store.remote.lost_answers import put
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 from zarrx.store.remote.views import Views
@@ -110,8 +111,10 @@ class RemoteStore(RemoteReads, Views, Store):
     async def _head(self, key: str) -> tuple[str | None, int]:
         raise NotImplementedError
 
-    async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
-        """Write; ``mode`` None (overwrite), ``"create"`` or an ETag to match. The new ETag."""
+    async def _put(self, key: str, data: memoryview, mode: str | None,
+                   tag: str | None = None) -> str | None:
+        """Write; ``mode`` None (overwrite), ``"create"`` or an ETag to match; ``tag``, when
+        given, stored as the object's ``WRITE_TAG`` user metadata. The new ETag."""
         raise NotImplementedError
 
     async def _delete(self, keys: list[str]) -> None:
@@ -128,9 +131,10 @@ class RemoteStore(RemoteReads, Views, Store):
         """``exc`` classified, or None when it is not the backend's (a bug: re-raised)."""
         raise NotImplementedError
 
-    async def _content_type(self, key: str) -> str | None:
-        """The object's Content-Type as the server records it (None: none)."""
-        return None
+    async def _described(self, key: str) -> tuple[str | None, str | None, str | None]:
+        """One HEAD: the object's Content-Type as the server records it, its ETag and its
+        ``WRITE_TAG`` user metadata (each None: none)."""
+        return None, None, None
 
     # -- running requests ---------------------------------------------------------------------
     def _run(self, coro: Awaitable[T]) -> T:
@@ -263,7 +267,7 @@ class RemoteStore(RemoteReads, Views, Store):
         request fails (it only explains another error)."""
         key = self._key(key)
         try:
-            return self._run(self._call("HEAD", "read", key, lambda: self._content_type(key)))
+            return self._run(self._call("HEAD", "read", key, lambda: self._described(key)))[0]
         except Exception:  # noqa: BLE001 - unknown: the error it would explain is raised
             return None
 
@@ -336,7 +340,7 @@ class RemoteStore(RemoteReads, Views, Store):
         if mode is not None:
             await check_conditions(self, "write")    # a server ignoring conditions: StoreError
         try:
-            etag = await self._call("PUT", "write", key, lambda: self._put(key, data, mode))
+            etag = await put(self, key, data, mode)     # a lost answer: see lost_answers
         except Failure as fail:
             self._forget(key)
             if mode is not None and fail.kind in ("precondition", "exists", "missing"):
@@ -434,9 +438,9 @@ class RemoteStore(RemoteReads, Views, Store):
         mode = "create" if expected is ABSENT else if_match_of(expected)
         try:
             etag = self._run(self._write(key, data, mode))  # type: ignore[arg-type]
-        except Failure:
-            raise conflict(self, key, "conditionally write", expected,
-                           self.generation(key)) from None
+        except Failure as fail:
+            raise conflict(self, key, "conditionally write", expected, self.generation(key)
+                           if fail.found is None else etag_generation(fail.found[0])) from None
         return etag_generation(etag) if etag is not None else self.generation(key)
 
     def delete_if(self, key: str, if_generation: Hashable | None) -> None:

@@ -42,7 +42,8 @@ class Failure(Exception):
     invalid_path (a listed name the backend cannot take: ``detail``), other.
     ``retry_after``: the seconds the server asked the client to wait before trying again (its
     ``Retry-After`` header, when the backend shows it), or None. ``key``: the key read when a
-    batch's read of it failed (None: not known)."""
+    batch's read of it failed (None: not known). ``found``: for a failed condition, the ETag
+    of the object found after it, in a 1-tuple (None inside: no object; None: not looked)."""
 
     def __init__(self, kind: str, status: int | None = None, detail: str = "",
                  retry_after: float | None = None) -> None:
@@ -51,6 +52,7 @@ class Failure(Exception):
         self.kind, self.status, self.detail = kind, status, shown_text(detail)
         self.retry_after = retry_after
         self.key: str | None = None
+        self.found: tuple[str | None] | None = None
 
     @property
     def says_all(self) -> bool:

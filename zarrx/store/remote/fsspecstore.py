@@ -37,6 +37,7 @@ from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_versio
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
+from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
 from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, redact_urls, \
@@ -306,28 +307,31 @@ class FsspecStore(RemoteStore):
         whole = await self.fs._cat_file(path) if sizeless(info) else None
         return file_version(info, whole, path)
 
-    async def _content_type(self, key: str) -> str | None:
+    async def _described(self, key: str) -> tuple[str | None, str | None, str | None]:
         path = self._full(key)
         if self.is_s3:
             bucket, k = self._bucket_key(key)
-            resp = await self._bounded(self.fs._call_s3("head_object", Bucket=bucket, Key=k))
-            info = {"ContentType": resp.get("ContentType")}
+            info = await self._bounded(self.fs._call_s3("head_object", Bucket=bucket, Key=k))
         elif self._async:
             info = await self._bounded(self.fs._info(path))
         else:
             info = await self._blocking(self.fs.info, path)
         value = info.get("ContentType") or info.get("mimetype") or info.get("content_type")
-        return value if isinstance(value, str) else None
+        tag, etag = (info.get("Metadata") or {}).get(WRITE_TAG), info.get("ETag")
+        return value if isinstance(value, str) else None, etag, tag
 
     def _head_sync(self, path: str) -> tuple[str, int]:
         info = sized_info(self.fs, path, self.fs.info(path))
         return file_version(info, self.fs.cat_file(path) if sizeless(info) else None, path)
 
-    async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
+    async def _put(self, key: str, data: memoryview, mode: str | None,
+                   tag: str | None = None) -> str | None:
         path = self._full(key)
         if self.is_s3 and (mode is not None or len(data) < self.options.multipart_threshold):
             bucket, k = self._bucket_key(key)
             kw: dict[str, Any] = {"Bucket": bucket, "Key": k, "Body": upload_body(data)}
+            if tag is not None:
+                kw["Metadata"] = {WRITE_TAG: tag}
             if mode == "create":
                 kw["IfNoneMatch"] = "*"
             elif mode is not None:

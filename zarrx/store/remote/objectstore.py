@@ -23,6 +23,7 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
                                        gather_all, sent_if_match, status_kind,
                                        window)
+from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.obstore_delete import send_delete
 from zarrx.store.remote.obstore_failures import failure_of
 from zarrx.store.remote.obstore_listing import (names_below, root_client,
@@ -193,15 +194,18 @@ class ObjectStore(RemoteStore):
             meta = (await obs.get_async(self._client, self._prefix + key)).meta
         return _version(meta), meta["size"]
 
-    async def _content_type(self, key: str) -> str | None:
+    async def _described(self, key: str) -> tuple[str | None, str | None, str | None]:
         res = await _obstore().get_async(self._client, self._prefix + key,
                                          options={"head": True})
-        value = (res.attributes or {}).get("Content-Type")
-        return value if isinstance(value, str) else None
+        attrs = res.attributes or {}
+        value, tag = attrs.get("Content-Type"), attrs.get(WRITE_TAG)
+        return (value if isinstance(value, str) else None, res.meta.get("e_tag"),
+                tag if isinstance(tag, str) else None)
 
-    async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
+    async def _put(self, key: str, data: memoryview, mode: str | None,
+                   tag: str | None = None) -> str | None:
         opts = self.options
-        kw: dict[str, Any] = {}
+        kw: dict[str, Any] = {} if tag is None else {"attributes": {WRITE_TAG: tag}}
         if mode == "create":
             kw["mode"] = "create"
         elif mode is not None:
