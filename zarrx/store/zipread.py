@@ -210,6 +210,19 @@ class Reader:
     def _fail(self, info: zipfile.ZipInfo, what: str) -> StoreError:
         return StoreError(f"{self.where}: entry {info.orig_filename!r}: {what}")
 
+    def check_sizes(self, info: zipfile.ZipInfo) -> None:
+        """Refuse an entry that cannot be read whatever is asked of it, even nothing (a range
+        of no bytes, an entry declaring none): an encrypted one, a stored one whose two sizes
+        differ, one declaring no bytes whose CRC-32 is not that of none."""
+        if info.flag_bits & 0x1:
+            raise self._fail(info, "encrypted entries are not supported")
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise self._fail(info, f"stored entry declares {info.file_size} bytes but holds "
+                                   f"{info.compress_size}")
+        if info.file_size == 0 and info.CRC != 0:
+            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found "
+                                   f"0x00000000 (the entry declares no bytes)")
+
     def data_start(self, fp: BinaryIO, info: zipfile.ZipInfo, archive_end: int) -> int:
         """File offset of an entry's data, from its local header (which must agree with the
         central directory; cached)."""
@@ -242,11 +255,7 @@ class Reader:
              archive_end: int) -> bytes:
         """Bytes ``[start, stop)`` of the entry's data (already clipped to its size)."""
         name = info.orig_filename
-        if info.flag_bits & 0x1:
-            raise self._fail(info, "encrypted entries are not supported")
-        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
-            raise self._fail(info, f"stored entry declares {info.file_size} bytes but holds "
-                                   f"{info.compress_size}")
+        self.check_sizes(info)
         cached = self._cache.get(name)
         if cached is not None:
             self._cache.move_to_end(name)
