@@ -358,10 +358,7 @@ def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
         known = ", ".join(f"{n} ({i})" for i, (n, _) in LZMA_FILTERS.items())
         raise (loc / "id").error(f"an lzma filter id: {known}", fid)
     loc.keys(f, ("id",), LZMA_FILTERS[fid][1])
-    for k, v in f.items():
-        if k != "id":
-            (loc / k).int(v, 0, 2**32 - 1)
-    return dict(f)
+    return {k: v if k == "id" else (loc / k).int(v, 0, 2**32 - 1) for k, v in f.items()}
 
 
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
