@@ -304,6 +304,8 @@ def check_numcodecs_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     shuffle = conf.get("shuffle")
     if isinstance(shuffle, str) and shuffle.lower() in GDAL_BLOSC_SHUFFLES:
         conf = {**conf, "shuffle": GDAL_BLOSC_SHUFFLES[shuffle.lower()]}
+    elif type(shuffle) is float:    # numcodecs keeps Blosc(shuffle=1.0), which zarr-python writes
+        conf = {**conf, "shuffle": (loc / "shuffle").int(shuffle, -1, 2, "one of -1, 0, 1, 2")}
     return _blosc(conf, loc, (-1, 0, 1, 2), True)
 
 
