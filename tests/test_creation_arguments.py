@@ -134,7 +134,7 @@ def test_subarray_fields():
      "tree: level: expected an int or None, found str 'x'"),
     (lambda: zarrx.create((3,), synchronizer=None), ArgumentTypeError,
      "create: unexpected keyword argument 'synchronizer'"),
-    (lambda: zarrx.zeros((3,), mode="r"), ReadOnlyError, "create: mode 'r' opens read-only"),
+    (lambda: zarrx.zeros((3,), mode="r"), ReadOnlyError, "zeros: mode 'r' opens read-only"),
     (lambda: zarrx.open({}, path=5), ArgumentTypeError, "open: path: expected a str, found int 5"),
     (lambda: zarrx.open_array({}, path=b"a"), ArgumentTypeError,
      "open_array: path: expected a str, found bytes b'a'"),

@@ -97,8 +97,10 @@ def test_v3_numcodecs_filters_are_stored_in_the_bytes_codecs_order(tmp_path, dty
     assert (tmp_path / "zx" / "c" / "0").read_bytes() == stored
 
 
-@pytest.mark.parametrize("name,field", [("Blosc", "clevel"), ("Zstd", "level")])
-def test_v2_codec_settings_numcodecs_wrote_as_floats(tmp_path, name, field) -> None:
+@pytest.mark.parametrize("name,field,value", [
+    ("Blosc", "clevel", 5.0), ("Zstd", "level", 5.0), ("Blosc", "shuffle", 2.0),
+    ("LZ4", "acceleration", 5.0)])
+def test_v2_codec_settings_numcodecs_wrote_as_floats(tmp_path, name, field, value) -> None:
     """numcodecs keeps a level given as a float, so zarr-python writes ``"clevel": 5.0`` into
     the ``.zarray``, and reads it back, as tensorstore does; zarrx refused such arrays
     (``.zarray compressor.clevel: expected an integer in [0, 9], found 5.0``)."""
@@ -108,16 +110,16 @@ def test_v2_codec_settings_numcodecs_wrote_as_floats(tmp_path, name, field) -> N
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         z = zarr.create_array(path, shape=(5,), chunks=(2,), dtype="i4", zarr_format=2,
-                              compressors=getattr(numcodecs, name)(**{field: 5.0}),
+                              compressors=getattr(numcodecs, name)(**{field: value}),
                               fill_value=0)
         z[...] = np.arange(5)
-    assert json.loads((tmp_path / "a.zarr" / ".zarray").read_bytes())["compressor"][field] \
-        == 5.0
+    stored = json.loads((tmp_path / "a.zarr" / ".zarray").read_bytes())["compressor"][field]
+    assert (stored, type(stored)) == (value, float)
 
     a = zarrx.open_array(path, mode="r+")
     assert a[...].tolist() == [0, 1, 2, 3, 4]
     level = getattr(a.compressors[0], field)
-    assert (level, type(level)) == (5, int)
+    assert (level, type(level)) == (int(value), int)
     a[:2] = [7, 8]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

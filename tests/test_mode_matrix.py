@@ -140,15 +140,18 @@ def test_modes_r_and_r_plus_name_the_node_of_the_other_format(tmp_path):
     (lambda s: zarrx.group(s, path="a/x"), "group"),
     (lambda s: zarrx.open_array(s, path="a/x", mode="a", shape=(2,), dtype="i4"), "open_array"),
     (lambda s: zarrx.create_group(s, path="a/x"), "create_group"),
-    (lambda s: zarrx.create(shape=(2,), store=s, path="a/x"), "create_array"),
+    (lambda s: zarrx.create(shape=(2,), store=s, path="a/x"), "create"),
+    (lambda s: zarrx.zeros((2,), store=s, path="a/x"), "zeros"),
+    (lambda s: zarrx.full((2,), 7, store=s, path="a/x"), "full"),
+    (lambda s: zarrx.array([1, 2], store=s, path="a/x"), "array"),
     (lambda s: zarrx.open_group(s, mode="r+").create_group("a/x"), "create_group"),
     (lambda s: zarrx.open_group(s, mode="r+").create_array("a/x", shape=(1,), dtype="i1"),
      "create_array"),
 ])
 def test_creating_under_an_array_says_the_array_is_in_the_way(call, what, tmp_path):
     # mode 'a' said "no array or group at 'a/x'"; zarr-python creates a node under the array.
-    # The error names the function called (open, open_group, group, open_array named the
-    # create_group or create_array they call)
+    # The error names the function called (open, open_group, group, open_array, create,
+    # zeros, full, array named the create_group or create_array they call)
     root = make("under array", str(tmp_path / "s"))
     with pytest.raises(zarrx.errors.ContainsArrayError) as info:
         call(root)

@@ -340,24 +340,24 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
 def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as 0 (``create``'s keywords)."""
     refuse_keywords("zeros", kwargs, ("fill_value",))
-    return create(shape, store=store, fill_value=0, **kwargs)
+    return create(shape, store=store, fill_value=0, _what="zeros", **kwargs)
 
 
 def ones(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
     refuse_keywords("ones", kwargs, ("fill_value",))
-    return create(shape, store=store, fill_value=1, **kwargs)
+    return create(shape, store=store, fill_value=1, _what="ones", **kwargs)
 
 
 def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as ``fill_value`` (stored as the fill value: nothing is
     written; ``create``'s keywords)."""
-    return create(shape, store=store, fill_value=fill_value, **kwargs)
+    return create(shape, store=store, fill_value=fill_value, _what="full", **kwargs)
 
 
 def empty(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose cells read as the fill value (``fill_value=``, default 0) until written."""
-    return create(shape, store=store, **kwargs)
+    return create(shape, store=store, _what="empty", **kwargs)
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
@@ -405,22 +405,22 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
            dimension_separator: str | None = None, zarr_format: int | None = None,
            overwrite: bool = False, codecs: Any = None, chunk_shape: Any = None,
            zarr_version: int | None = None, _found: Ancestors | None = None,
-           _what: str = "create_array", **kwargs: Any) -> Array:
+           _what: str = "create", **kwargs: Any) -> Array:
     """The older ``zarr.create`` signature (one ``compressor``, ``chunks=None`` or ``True``
     for automatic chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``),
     mapped onto :func:`create_array`, whose keywords it also takes. Without ``zarr_format``,
     the array takes the format of the group it goes into, as with :func:`create_array`."""
     from zarrx.codec_args import split_codecs
 
-    zarr_format = format_of(zarr_format, zarr_version, "create")
+    zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
-    overwrite = flag_arg(overwrite, "create", "overwrite")
+    overwrite = flag_arg(overwrite, _what, "overwrite")
     mode = kwargs.pop("mode", None)
     mode = "a" if mode is None else mode
     check_mode(mode)
     store = _store(store, "w", kwargs.pop("storage_options", None), path=path,
                    replacing=overwrite or mode == "w")
-    new_path = node_path(path, "create_array", "name", new=True)
+    new_path = node_path(path, _what, "path", new=True)
     # read once, for the format and create_array's checks
     found = ancestors_for(store, new_path, _found,
                           replacing=overwrite or mode == "w")
@@ -432,26 +432,26 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
         chunks = chunk_shape
     if codecs is not None:
         if fmt != 3:
-            raise ArgumentError("create: codecs= is for Zarr v3; Zarr v2 arrays take "
+            raise ArgumentError(f"{_what}: codecs= is for Zarr v3; Zarr v2 arrays take "
                                 "filters= and compressor=")
         if filters is not None or not named(compressor, "auto", "default") or \
                 {"serializer", "compressors"} & set(kwargs):
-            raise ArgumentError("create: pass codecs= or filters=/serializer=/compressors=, "
+            raise ArgumentError(f"{_what}: pass codecs= or filters=/serializer=/compressors=, "
                                 "not both")
-        parts = split_codecs(codecs, "create")
+        parts = split_codecs(codecs, _what)
         filters, compressor = parts["filters"], parts["compressors"]
         kwargs["serializer"] = parts["serializer"]
     if mode == "r":
-        raise ReadOnlyError("create: mode 'r' opens read-only; an array cannot be created "
+        raise ReadOnlyError(f"{_what}: mode 'r' opens read-only; an array cannot be created "
                             "with it")
     if mode == "w":
         overwrite = True
     unknown = sorted(set(kwargs) - _CREATE_ARRAY_KEYWORDS)
     if unknown:
-        raise ArgumentTypeError(f"create: unexpected keyword argument {unknown[0]!r} (zarrx "
+        raise ArgumentTypeError(f"{_what}: unexpected keyword argument {unknown[0]!r} (zarrx "
                                 f"takes create_array's keywords; see docs/guide/migrating.md)")
     if not named(compressor, "auto") and "compressors" in kwargs:
-        raise ArgumentError("create: pass compressors= or compressor=, not both")
+        raise ArgumentError(f"{_what}: pass compressors= or compressor=, not both")
     compressors = kwargs.pop("compressors", "auto") if named(compressor, "auto") else compressor
     return create_array(store, name=path, shape=shape, dtype=dtype,
                         chunks=create_chunks(chunks, shape),

@@ -284,7 +284,7 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
             raise ArgumentTypeError("array: pass path= or name=, not both")
         kwargs["path"] = kwargs.pop("name")
     shape = kwargs.pop("shape", data.shape)   # create_array refuses another shape
-    return create(shape, store=store, data=data, **kwargs)
+    return create(shape, store=store, data=data, _what="array", **kwargs)
 
 
 def _from_array_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -56,3 +56,33 @@ def test_zarrx_writes_chained_streams_as_numcodecs_does(case) -> None:
     # the stream records its chain: it decodes without one
     assert lzma.decompress(stored, format=fmt) == a.tobytes()
     np.testing.assert_array_equal(z[...], a)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_filter_options_written_with_a_fraction_part_read_as_integers(tmp_path, zarr_format):
+    """``"dict_size": 1048576.0`` in a stored chain is that integer, as ``"preset": 6.0`` is:
+    the array opens, reads and writes (the chain was accepted when parsed, then refused when
+    the codec was made: ``CodecError ... found 1048576.0``)."""
+    import json
+
+    chain = [{"id": lzma.FILTER_DELTA, "dist": 2.0},
+             {"id": lzma.FILTER_LZMA2, "dict_size": float(1 << 20), "lc": 3.0}]
+    path = tmp_path / "a"
+    z = zarrx.create_array(str(path), shape=(6,), chunks=(3,), dtype="<i2",
+                           compressors=[{"id": "lzma", "format": 3, "filters": [
+                               {k: int(v) for k, v in f.items()} for f in chain]}]
+                           if zarr_format == 2 else
+                           [{"name": "numcodecs.lzma", "configuration": {"format": 3, "filters": [
+                               {k: int(v) for k, v in f.items()} for f in chain]}}],
+                           zarr_format=zarr_format)
+    z[...] = np.arange(6)
+    name = ".zarray" if zarr_format == 2 else "zarr.json"
+    doc = json.loads((path / name).read_bytes())
+    conf = doc["compressor"] if zarr_format == 2 else doc["codecs"][-1]["configuration"]
+    conf["filters"] = chain
+    (path / name).write_text(json.dumps(doc))
+
+    a = zarrx.open_array(str(path), mode="r+")
+    assert a[...].tolist() == [0, 1, 2, 3, 4, 5]
+    a[:2] = [7, 8]
+    assert zarrx.open_array(str(path), mode="r")[...].tolist() == [7, 8, 2, 3, 4, 5]

@@ -165,6 +165,17 @@ def test_v3_round_trip(doc):
     assert again == meta
 
 
+def test_a_rectilinear_grid_written_with_fractions_is_written_back_with_integers():
+    """Edge lengths written ``4.0`` (an axis' single length too) read as integers, and the
+    grid is written back as read, with integers (JSON text: ``4.0 == 4`` in Python)."""
+    doc = v3(chunk_grid={"name": "rectilinear", "configuration": {
+        "kind": "inline", "chunk_shapes": [[[2.0, 3.0], 4.0], 4e0]}})
+    meta = parse_v3(json.dumps(doc).encode(), "a/zarr.json")
+    assert meta == parse_v3(json.dumps(V3_DOCS["rectilinear"]).encode(), "a/zarr.json")
+    assert json.dumps(serialize_v3(meta)["chunk_grid"]) == json.dumps(
+        V3_DOCS["rectilinear"]["chunk_grid"])
+
+
 @pytest.mark.parametrize("doc", V3_DOCS.values(), ids=list(V3_DOCS))
 def test_v3_canonical_form_is_stable(doc):
     """Without the source document, the canonical spelling parses back to the same meta."""

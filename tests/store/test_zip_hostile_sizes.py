@@ -129,6 +129,29 @@ def test_a_stored_entry_whose_sizes_differ_is_refused_when_read(tmp_path, usize)
         assert store.get("ok") == b"1"
 
 
+@pytest.mark.parametrize("usize,crc", [(0, 0), (7, None)], ids=["declares-none", "range-of-none"])
+def test_a_stored_entry_whose_sizes_differ_is_refused_when_no_byte_is_asked(tmp_path, usize, crc):
+    """Declaring no bytes (or asked for none of its bytes), the damaged entry is still no
+    empty value: ``get`` raises as for any other read."""
+    path = build(tmp_path / "a.zip", [entry("k", b"12345", usize=usize, crc=crc)])
+    with ZipStore(path) as store:
+        asked = None if usize == 0 else ByteRange.slice(2, 0)
+        with pytest.raises(StoreError) as info:
+            store.get("k", asked)
+        assert str(info.value) == (f"{store!r}: entry 'k': stored entry declares {usize} bytes "
+                                   f"but holds 5")
+
+
+def test_an_entry_declaring_no_bytes_with_a_crc_of_some_is_refused(tmp_path):
+    path = build(tmp_path / "a.zip", [entry("k", b"", crc=0x1234), entry("ok", b"")])
+    with ZipStore(path) as store:
+        assert store.get("ok") == b""
+        with pytest.raises(StoreError) as info:
+            store.get("k")
+        assert str(info.value) == (f"{store!r}: entry 'k': CRC-32 mismatch: expected "
+                                   f"0x00001234, found 0x00000000 (the entry declares no bytes)")
+
+
 def test_overlapping_entries_are_refused(tmp_path):
     data = deflate(bytes(100_000))
     path = build(tmp_path / "a.zip", [entry("a", data, method=8, usize=100_000,

@@ -24,6 +24,7 @@ from zarrx.store import ZipStore
 A = np.arange(600, dtype="<i4").reshape(20, 30)
 B = np.arange(7) * 1.5
 GROUP = "zarr.json"
+GROUP_DOC = b'{"zarr_format": 3, "node_type": "group"}'
 METHODS = {"stored": zipfile.ZIP_STORED, "deflated": zipfile.ZIP_DEFLATED,
            "bzip2": zipfile.ZIP_BZIP2, "lzma": zipfile.ZIP_LZMA}
 
@@ -181,6 +182,33 @@ def test_backslashes_of_archives_made_on_windows_are_separators(folder, tmp_path
     with pytest.warns(UserWarning, match=r"skipping zip entry 'notes\\\\x': found a backslash"):
         with ZipStore(unix) as store:
             assert list(store.list_prefix("")) == [GROUP]
+
+
+def test_folder_entries_made_on_windows_are_folders_and_skipped_names_are_as_stored(tmp_path):
+    """A folder entry made on MS-DOS or Windows (``sub\\``, as 7-Zip and .NET name an empty
+    folder there) is a folder, skipped quietly as ``sub/`` is; an entry skipped for its name,
+    or replaced, is named as stored (as ``unzip -l`` lists it) with the key it is read as."""
+    path = tmp_path / "data.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in (("sub\\", b""), ("sub\\zarr.json", GROUP_DOC),
+                           ("..\\x", b"1"), ("./zarr.json", b"{}"), (GROUP, GROUP_DOC)):
+            info = zipfile.ZipInfo(name)
+            info.create_system = 0
+            zf.writestr(info, data)
+    offsets = [i.header_offset for i in zipfile.ZipFile(path).infolist()]
+    with pytest.warns(UserWarning) as caught:
+        store = ZipStore(path)
+    with store:
+        assert list(store.list_prefix("")) == ["sub/zarr.json", GROUP]
+    assert [str(w.message) for w in caught] == [
+        f"{store!r}: skipping zip entry '..\\\\x' (read as '../x'): found a '..' segment; keys "
+        f"may not step outside their directory",
+        f"{store!r}: skipping zip entry './zarr.json' (read as 'zarr.json') at offset "
+        f"{offsets[3]}: a later entry read as the same key, 'zarr.json' (at offset "
+        f"{offsets[4]}) replaces it"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # the two above, again
+        assert sorted(zarrx.open_group(str(path), mode="r").group_keys()) == ["sub"]
 
 
 def test_an_archive_of_more_than_65535_entries_reads(tmp_path):

@@ -304,6 +304,8 @@ def check_numcodecs_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     shuffle = conf.get("shuffle")
     if isinstance(shuffle, str) and shuffle.lower() in GDAL_BLOSC_SHUFFLES:
         conf = {**conf, "shuffle": GDAL_BLOSC_SHUFFLES[shuffle.lower()]}
+    elif type(shuffle) is float:    # numcodecs keeps Blosc(shuffle=1.0), which zarr-python writes
+        conf = {**conf, "shuffle": (loc / "shuffle").int(shuffle, -1, 2, "one of -1, 0, 1, 2")}
     return _blosc(conf, loc, (-1, 0, 1, 2), True)
 
 
@@ -358,10 +360,7 @@ def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
         known = ", ".join(f"{n} ({i})" for i, (n, _) in LZMA_FILTERS.items())
         raise (loc / "id").error(f"an lzma filter id: {known}", fid)
     loc.keys(f, ("id",), LZMA_FILTERS[fid][1])
-    for k, v in f.items():
-        if k != "id":
-            (loc / k).int(v, 0, 2**32 - 1)
-    return dict(f)
+    return {k: v if k == "id" else (loc / k).int(v, 0, 2**32 - 1) for k, v in f.items()}
 
 
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:

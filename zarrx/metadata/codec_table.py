@@ -167,20 +167,33 @@ def check_codec(name: str, conf: dict[str, Any], loc: Loc) -> dict[str, Any] | N
 
 def whole_numbers(conf: dict[str, Any], values: dict[str, Any] | None) -> dict[str, Any]:
     """``conf`` with each integral number written with a fraction part (``"level": 3.0``, an
-    ``order`` of ``[1.0, 0.0]``) that its validator read as an integer (``values``, what
-    :func:`check_codec` returned) made that integer, so codec objects built from it later see
-    integers; ``conf`` itself when there is none."""
+    ``order`` of ``[1.0, 0.0]``, an lzma filter's ``"dict_size": 1048576.0``) that its
+    validator read as an integer (``values``, what :func:`check_codec` returned) made that
+    integer, at any depth, so codec objects built from it later see integers; ``conf`` itself
+    when there is none."""
     if not values:
         return conf
-    out = None
-    for k, v in conf.items():
-        got = values.get(k)
-        if (type(v) is float and type(got) is int) or (
-                isinstance(v, list) and isinstance(got, (list, tuple)) and len(got) == len(v)
-                and any(type(x) is float for x in v) and all(type(x) is int for x in got)):
-            out = out if out is not None else dict(conf)
-            out[k] = list(got) if isinstance(v, list) else got
+    out = _ints_as_read(conf, values)
     return conf if out is None else out
+
+
+def _ints_as_read(v: Any, got: Any) -> Any:
+    """``v`` with the floats that ``got`` (its value as read, in the same shape) holds as
+    ints replaced by them; None when nothing is replaced."""
+    if type(v) is float:
+        return got if type(got) is int else None
+    if isinstance(v, dict) and isinstance(got, dict):
+        pairs = ((k, _ints_as_read(x, got[k])) for k, x in v.items() if k in got)
+    elif isinstance(v, list) and isinstance(got, (list, tuple)) and len(got) == len(v):
+        pairs = ((i, _ints_as_read(x, y)) for i, (x, y) in enumerate(zip(v, got)))
+    else:
+        return None
+    out: Any = None
+    for k, x in pairs:
+        if x is not None:
+            out = out if out is not None else (dict(v) if isinstance(v, dict) else list(v))
+            out[k] = x
+    return out
 
 
 def register(name: str, cls: type, kind: str) -> None:

@@ -217,7 +217,7 @@ def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc)
 
 
 def _axis_edges(value: Any, length: int, loc: Loc) -> AxisEdges:
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):   # 4.0: as in a list
         step = loc.int(value, 1, INT64_MAX)
         count = -(-length // step)
         if count > MAX_RECTILINEAR_CHUNKS:
@@ -275,8 +275,17 @@ def parse_grid_v3(value: Any, shape: tuple[int, ...], loc: Loc) -> ChunkGrid:
             raise sl.found(f"{len(shape)} axes (one per dimension of shape {list(shape)})",
                            f"{len(axes)} axes")
         sizes = tuple(_axis_edges(a, n, sl / i) for i, (a, n) in enumerate(zip(axes, shape)))
-        return RectilinearGrid(sizes, json=conf)
+        # kept as written (its runs), with integral numbers written with a fraction part
+        # (which the axes were read as) written back as integers
+        return RectilinearGrid(sizes, json={**conf, "chunk_shapes": _whole(conf["chunk_shapes"])})
     raise (loc / "name").error("a known chunk grid ('regular' or 'rectilinear')", name)
+
+
+def _whole(value: Any) -> Any:
+    """``value`` (edge lengths, read) with each float made the integer it was read as."""
+    if type(value) is float:
+        return int(value)
+    return [_whole(v) for v in value] if isinstance(value, list) else value
 
 
 def compress_edges(edges: Sequence[int]) -> list[Any]:

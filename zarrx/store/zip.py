@@ -167,6 +167,7 @@ class ZipStore(Store):
             end = os.fstat(zf.fp.fileno()).st_size
         todo = [(a, b) for a, b in spans if b > a]
         try:
+            self._reader.check_sizes(info)      # also when no byte is asked for
             got = iter(self._reader.read_many(positional(zf.fp), info, todo, end) if todo else ())
         except MemoryError:
             raise StoreError(f"{self!r}: entry {info.orig_filename!r}: "

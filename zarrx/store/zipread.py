@@ -3,7 +3,8 @@ serves goes through here.
 
 - ``checked_entries`` keeps the entries whose names are path-safe keys (others are skipped with a
   warning; of entries sharing a name, the last one, as zipfile and zarr-python read it; names
-  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8; a leading ``./`` is dropped) and
+  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8; a leading ``./`` is dropped;
+  a warning names the entry as stored, and the key it is read as when that differs) and
   refuses a central directory that lies: entries that overlap each other or the central
   directory (the "overlapping files" zip bomb).
 - ``Reader`` reads an entry's bytes: the local header must agree with the central directory,
@@ -81,6 +82,17 @@ def _raw_name_len(info: zipfile.ZipInfo) -> int:
         return len(info.orig_filename.encode("utf-8"))
 
 
+def _text(info: zipfile.ZipInfo) -> str:
+    """An entry's name as stored, read as UTF-8 when its bytes are (see :func:`_key`)."""
+    name = info.orig_filename
+    if not (info.flag_bits & 0x800 or name.isascii()):
+        try:
+            return name.encode("cp437").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass
+    return name
+
+
 def _key(info: zipfile.ZipInfo) -> str:
     """The key an entry's name stands for. A name not flagged UTF-8 is CP437 by the zip format,
     but zip tools on Unix (Info-ZIP's ``zip`` among them) store the file system's UTF-8 bytes
@@ -91,12 +103,7 @@ def _key(info: zipfile.ZipInfo) -> str:
     entry made on MS-DOS or Windows (whose names hold no backslash), a backslash is a separator:
     Windows PowerShell 5.1's ``Compress-Archive`` writes ``a\\zarr.json``, which ``unzip`` and
     zipfile on Windows read as ``a/zarr.json``."""
-    name = info.orig_filename
-    if not (info.flag_bits & 0x800 or name.isascii()):
-        try:
-            name = name.encode("cp437").decode("utf-8")
-        except (UnicodeEncodeError, UnicodeDecodeError):
-            pass
+    name = _text(info)
     if info.create_system == _MSDOS and "\\" in name:
         name = name.replace("\\", "/")
     while name.startswith("./"):
@@ -127,18 +134,29 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
     replaced = _Skipped(where, "replaced by a later entry of their name")
     for info in infos:
         name = _key(info)
+        if name.endswith("/"):          # a folder named as MS-DOS names it ("a\\")
+            continue
         problem = name_problem(name)
         if problem is not None:
-            unsafe.add(lambda: f"{where}: skipping zip entry {name!r}: {problem}")
+            unsafe.add(lambda: f"{where}: skipping zip entry {_shown(info, name)}: {problem}")
             continue
         if name in out:                 # as zipfile and zarr-python read it: the last one
-            first, later = out[name].header_offset, info.header_offset
-            replaced.add(lambda: f"{where}: skipping zip entry {name!r} at offset {first}: a "
-                                 f"later entry of the same name (at offset {later}) replaces it")
+            old, first, later = out[name], out[name].header_offset, info.header_offset
+            same = "of the same name" if old.orig_filename == info.orig_filename else \
+                f"read as the same key, {_text(info)!r}"
+            replaced.add(lambda: f"{where}: skipping zip entry {_shown(old, name)} at offset "
+                                 f"{first}: a later entry {same} (at offset {later}) replaces it")
         out[name] = info
     unsafe.finish()
     replaced.finish()
     return out
+
+
+def _shown(info: zipfile.ZipInfo, key: str) -> str:
+    """An entry's name as stored (as ``unzip -l`` lists it), and the key it is read as when
+    that differs (``'./zarr.json' (read as 'zarr.json')``)."""
+    text = _text(info)
+    return repr(key) if text == key else f"{text!r} (read as {key!r})"
 
 
 class _Skipped:
@@ -210,6 +228,19 @@ class Reader:
     def _fail(self, info: zipfile.ZipInfo, what: str) -> StoreError:
         return StoreError(f"{self.where}: entry {info.orig_filename!r}: {what}")
 
+    def check_sizes(self, info: zipfile.ZipInfo) -> None:
+        """Refuse an entry that cannot be read whatever is asked of it, even nothing (a range
+        of no bytes, an entry declaring none): an encrypted one, a stored one whose two sizes
+        differ, one declaring no bytes whose CRC-32 is not that of none."""
+        if info.flag_bits & 0x1:
+            raise self._fail(info, "encrypted entries are not supported")
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise self._fail(info, f"stored entry declares {info.file_size} bytes but holds "
+                                   f"{info.compress_size}")
+        if info.file_size == 0 and info.CRC != 0:
+            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found "
+                                   f"0x00000000 (the entry declares no bytes)")
+
     def data_start(self, fp: BinaryIO, info: zipfile.ZipInfo, archive_end: int) -> int:
         """File offset of an entry's data, from its local header (which must agree with the
         central directory; cached)."""
@@ -242,11 +273,7 @@ class Reader:
              archive_end: int) -> bytes:
         """Bytes ``[start, stop)`` of the entry's data (already clipped to its size)."""
         name = info.orig_filename
-        if info.flag_bits & 0x1:
-            raise self._fail(info, "encrypted entries are not supported")
-        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
-            raise self._fail(info, f"stored entry declares {info.file_size} bytes but holds "
-                                   f"{info.compress_size}")
+        self.check_sizes(info)
         cached = self._cache.get(name)
         if cached is not None:
             self._cache.move_to_end(name)
