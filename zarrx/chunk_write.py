@@ -25,7 +25,7 @@ from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept, gath
 from zarrx.store.chunks import PARTIAL
 from zarrx.store.update import batched_as_single
 
-__all__ = ["write_from", "gather_size"]
+__all__ = ["write_from", "gather_size", "encode_views"]
 
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False,
@@ -240,17 +240,33 @@ def _encode_batch(io: ArrayIO, projs: list, src: np.ndarray, raw_fill: bytes | N
     out: list = [PARTIAL] * len(projs)
     if not at:
         return out
-    from zarrx.codecs.plan_many import encode_rows
-    crc = plan.gather_crc32c()
-    try:
-        rows = np.empty((len(at), plan.nbytes + (4 if crc else 0)), np.uint8)
-        fills = gather_many([views[i] for i in at], list(rows), crc, raw_fill)
-        made = encode_rows(plan, rows, crc, np.array(fills, dtype=bool))
-    except (ZarrError, MemoryError):
+    made = encode_views(io, [views[i] for i in at], raw_fill)
+    if made is None:
         return None
     for i, v in zip(at, made):
         out[i] = v
     return out
+
+
+def encode_views(io: ArrayIO, views: list[np.ndarray], raw_fill: bytes | None) -> list | None:
+    """The new bytes (None: all fill, when ``raw_fill`` is given) of the interior chunks whose
+    cells are ``views`` (each of the chunk's shape; a write :func:`_batches` takes), gathered
+    into the rows of one buffer in one GIL-free section and encoded by each codec in one call.
+    None when the encoding failed."""
+    from zarrx.codecs.plan_many import encode_rows
+    plan = io.plan(io.chunk_shape)                   # type: ignore[arg-type]
+    step = BATCH_BYTES // plan.nbytes
+    if len(views) > step:                            # a batch of at most BATCH_BYTES at once
+        parts = [encode_views(io, views[a:a + step], raw_fill)
+                 for a in range(0, len(views), step)]
+        return None if None in parts else [v for part in parts for v in part]  # type: ignore
+    crc = plan.gather_crc32c()
+    try:
+        rows = np.empty((len(views), plan.nbytes + (4 if crc else 0)), np.uint8)
+        fills = gather_many(views, list(rows), crc, raw_fill)
+        return list(encode_rows(plan, rows, crc, np.array(fills, dtype=bool)))
+    except (ZarrError, MemoryError):
+        return None
 
 
 def _kept_batches(io: ArrayIO, units: list, partial: bool) -> list[tuple[int, int]] | None:

@@ -7,6 +7,7 @@ and keeps no state between calls.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -18,6 +19,8 @@ from zarrx.store.shard_index import MISSING, IndexFormat
 from zarrx.store.update import PARTIAL
 
 __all__ = ["merge_shard", "ShardSlab"]
+
+_obj_of = attrgetter("obj")
 
 Finish = Callable[[int, "bytes | memoryview | None"], "bytes | None"]
 
@@ -126,11 +129,21 @@ class ShardSlab(Slab):
         off = self.base + slot * self.stride
         return self._view[off:off + self.stride]
 
+    def views(self, coords: Sequence[Coords]) -> list[memoryview]:
+        """:meth:`view` of each of ``coords``, their places found together."""
+        at = np.array(coords, dtype=np.int64).reshape(len(coords), len(self._origin))
+        at -= np.array(self._origin, dtype=np.int64)
+        slots = np.zeros(len(coords), dtype=np.int64)
+        for axis, per in zip(self._perm, self._per):       # C order in the codec's axis order
+            slots = slots * per + at[:, axis]
+        view, stride = self._view, self.stride
+        return [view[off:off + stride] for off in (self.base + slots * stride).tolist()]
+
     def holds(self, values: Mapping[int, object]) -> bool:
         """Whether every slot holds a view of this slab (every chunk was encoded in place)."""
-        buf = self.buf
-        return len(values) == self.fmt.n and all(
-            type(v) is memoryview and v.obj is buf for v in values.values())
+        got = list(values.values())
+        return len(got) == self.fmt.n and set(map(type, got)) == {memoryview} \
+            and set(map(id, map(_obj_of, got))) == {id(self.buf)}
 
     def finish(self) -> tuple[bytes, np.ndarray]:
         """The slab as the shard, its index written in; and the index entries."""
