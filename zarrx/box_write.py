@@ -133,8 +133,8 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     touched = prod(-(-b // s) - a // s for (a, b), s in zip(box, shard))
     if touched > len(objs) or not all(done):
         kept = {o for o, d in zip(objs, done) if d}
-        rest = [p for p in plan.chunks
-                if tuple([c // r for c, r in zip(p.coords, ratio)]) not in kept]
+        shard_of = map(tuple, (plan.chunks.coords() // np.array(ratio, dtype=np.int64)).tolist())
+        rest = list(itertools.compress(plan.chunks, [o not in kept for o in shard_of]))
         if rest:
             write_from(io, rest, value, flat=plan.flat)
     return True

@@ -17,7 +17,7 @@ import numpy as np
 
 from zarrx import _behind, _pool
 from zarrx._gather import copy_view, gather_into, gather_many
-from zarrx import chunk_io
+from zarrx import chunk_io, shard_merge
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CHECK_FIRST_BYTES, CodecPipeline
 from zarrx.errors import ZarrError
@@ -48,6 +48,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     batched = fields is None and _batches(io, flat, src)
     whole = getattr(source, "store_whole", None) if batched and io.units_per_object == 1 \
         else None
+    # the inner chunks of a shard covered in part: merged together (see zarrx.shard_merge)
+    together = batched and shard_merge.mergeable(io)
 
     def full(p: Any, slab: Any) -> Any:
         """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
@@ -101,6 +103,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             except (ZarrError, MemoryError) as exc:
                 raise _located(exc, io, p.coords, shape)
 
+        if together:
+            finish.many = lambda js, buf, starts, lengths: shard_merge.merge_many(  # type: ignore
+                io, [projs[j] for j in js], buf, starts, lengths, src)
         items = [(p.coords, v) for p, v in zip(projs, values)]
         if fields is None and len(projs) < io.units_per_object:
             items += [(c, None) for c in _outside_units(io, obj, projs)]
