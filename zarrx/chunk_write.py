@@ -197,21 +197,23 @@ def small_write(io: ArrayIO, nchunks: int) -> bool:
     return nchunks * prod(chunk) * io.dtype.itemsize < chunk_io.PARALLEL_MIN_BYTES
 
 
-def _batches(io: ArrayIO, flat: bool, src: np.ndarray) -> bool:
+def _batches(io: ArrayIO, flat: bool, src: np.ndarray, laid_out: bool = False) -> bool:
     """Whether the full chunks of a write are gathered and encoded a batch at a time
     (:func:`_encode_batch`): small chunks (under ``MIN_SIZE`` bytes) of a regular grid whose
     codecs :func:`~zarrx.codecs.plan_many.encode_rows` encodes, when a chunk all fill is found
     by its bytes (the fill value is not NaN), on a store that answers at once (memory, local
-    files: a remote store overlaps requests with encoding instead)."""
+    files: a remote store overlaps requests with encoding instead). ``laid_out``: codecs
+    ``encode_rows`` takes once ``stored_rows`` has laid the chunks out (filters, transposes,
+    either byte order) will do."""
     if flat or not io.regular or io.object_chunks or io.fill_is_nan or io.chunk_shape is None:
         return False
-    from zarrx.codecs.plan_many import encodes_rows     # codec modules load on first use
+    from zarrx.codecs.plan_many import encodes_laid_out, encodes_rows   # load on first use
     store = io.source.objects.store
     if store.latency_bound or not _sets_together(store):
         return False
     plan = io.plan(io.chunk_shape)
     if plan.nbytes >= MIN_SIZE or plan.mask is not None or src.dtype != plan.dtype \
-            or not encodes_rows(plan):
+            or not (encodes_laid_out(plan) if laid_out else encodes_rows(plan)):
         return False
     return io.write_empty_chunks or io.fill_bytes is not None
 
