@@ -43,7 +43,7 @@ def _eligible(io: ArrayIO, value: np.ndarray) -> bool:
     :func:`zarrx.box_write.write_box`)."""
     chunk = io.chunk_shape
     if io.units_per_object != 1 or not chunk or 2 * len(chunk) > 64 \
-            or value.dtype != io.dtype or not _batches(io, False, value):
+            or value.dtype != io.dtype or not _batches(io, False, value, laid_out=True):
         return False
     if getattr(io.source, "store_whole", None) is None:
         return False
@@ -122,9 +122,11 @@ def _write_slab(io: ArrayIO, enc: Any, src: np.ndarray, start: list[int], first:
     dec[...] = cells.reshape(split).transpose([*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
     rows = dec.reshape(k, -1).view(np.uint8)
     skip = np.zeros(k, dtype=bool) if raw_fill is None else is_all_rows(rows, raw_fill)
-    from zarrx.codecs.plan_many import encode_rows       # codecs load on first use
+    from zarrx.codecs.plan_many import encode_rows, stored_rows   # codecs load on first use
     try:
-        values = encode_rows(enc, rows, False, skip)
+        # the chunks as the ``bytes`` codec makes them (the rows themselves unless filters,
+        # transposes or the other byte order lay them out anew), then compressed together
+        values = encode_rows(enc, stored_rows(enc, dec.reshape(k, *chunk)), False, skip)
     except (ZarrError, MemoryError):
         return False
     axes = [np.arange(f, f + m, dtype=np.int64) for f, m in zip(first, n)]

@@ -18,7 +18,7 @@ import numpy as np
 from zarrx import _behind, _pool
 from zarrx.box_read import BOX_TASK_BYTES
 from zarrx.chunk_io import ArrayIO, box_scratch, check_count
-from zarrx.chunk_write import gather_size, write_from
+from zarrx.chunk_write import _batches, encode_views, gather_size, write_from
 from zarrx.errors import StoreError
 
 __all__ = ["write_box"]
@@ -60,14 +60,19 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
 
 
 def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
-    """The sharded form of :func:`write_box`: every shard the box covers whole is assembled in
-    place and committed whole; the rest goes through :func:`write_from`. False, having written
-    nothing, when the box covers no shard whole or the array or the store do not allow it."""
+    """The sharded form of :func:`write_box`: every shard the box covers whole is committed
+    whole, its raw inner chunks assembled in place, or its small compressed ones gathered and
+    encoded together (as :func:`write_from` encodes them, with no Python call per chunk); the
+    rest goes through :func:`write_from`. False, having written nothing, when the box covers
+    no shard whole or the array or the store do not allow it."""
     box = plan.region
     if box is None or value.dtype != io.dtype:
         return False
     nbytes = gather_size(io, False)
-    if nbytes is None:
+    # chunks a codec compresses (no fixed size to encode them in place): each shard's chunks
+    # gathered and encoded together, the shard packed from their bytes
+    encoded = nbytes is None and _batches(io, False, value)
+    if nbytes is None and not encoded:
         return False
     check_count(io, plan.nchunks)
     chunk, ratio = io.chunk_shape, io.object_ratio
@@ -81,6 +86,10 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     start = [a for a, _ in box]
     src = value.reshape([b - a for a, b in box])         # only axes of one cell differ: a view
     inner = list(itertools.product(*[range(r) for r in ratio]))
+    # made once for every shard: each inner chunk's cells within its shard's cells, and its
+    # coordinates less the shard's first chunk's (no Python call per chunk below)
+    within = [tuple([slice(o * c, o * c + c) for o, c in zip(offs, chunk)]) for offs in inner]
+    offsets = np.array(inner, dtype=np.int64).reshape(len(inner), len(ratio))
     enc = io.plan(chunk)
     done = [False] * len(objs)
 
@@ -91,20 +100,22 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
         """The commit of shard ``objs[i]`` assembled in a slab, or None when it is the
         general path's."""
         obj = objs[i]
+        base = [o * r for o, r in zip(obj, ratio)]
+        cells = src[tuple([slice(b * c - a, b * c - a + s)
+                           for b, c, a, s in zip(base, chunk, start, shard)])]
+        parts = [cells[sel] for sel in within]
+        coords = list(map(tuple, (offsets + np.array(base, dtype=np.int64)).tolist()))
+        if encoded:                                     # None: a chunk's error, to locate
+            made = _encode_parts(io, parts, fill, len(objs) == 1)
+            return None if made is None else (i, obj, list(zip(coords, made)), None)
         slab = io.source.slab(obj, nbytes)
         if slab is None:
             return None                                 # no slab: the general path's
-        base = [o * r for o, r in zip(obj, ratio)]
-        items, parts = [], []
-        for offs in inner:
-            coords = tuple([b + o for b, o in zip(base, offs)])
-            sel = tuple([slice(k * c - a, k * c - a + c) for k, c, a in zip(coords, chunk, start)])
-            items.append((coords, slab.view(coords)))
-            parts.append(src[sel])
+        dsts = slab.views(coords)
         # the shard's chunks gathered in one GIL-free section (see zarrx._gather.gather_many)
-        if any(enc.encode_many(parts, [dst for _, dst in items], fill=fill)):
+        if any(enc.encode_many(parts, dsts, fill=fill)):
             return None                                 # a chunk of fill: the general path's
-        return i, obj, items, slab
+        return i, obj, list(zip(coords, dsts)), slab
 
     def commit(made: tuple) -> None:
         i, obj, items, slab = made
@@ -122,8 +133,18 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     touched = prod(-(-b // s) - a // s for (a, b), s in zip(box, shard))
     if touched > len(objs) or not all(done):
         kept = {o for o, d in zip(objs, done) if d}
-        rest = [p for p in plan.chunks
-                if tuple([c // r for c, r in zip(p.coords, ratio)]) not in kept]
+        shard_of = map(tuple, (plan.chunks.coords() // np.array(ratio, dtype=np.int64)).tolist())
+        rest = list(itertools.compress(plan.chunks, [o not in kept for o in shard_of]))
         if rest:
             write_from(io, rest, value, flat=plan.flat)
     return True
+
+
+def _encode_parts(io: ArrayIO, parts: list[np.ndarray], fill: bytes | None,
+                  parallel: bool) -> list | None:
+    """The new bytes (None: all fill) of a shard's chunks ``parts``, encoded together (split
+    among the threads when ``parallel``), as the general path encodes them."""
+    if not parallel or len(parts) < 2:
+        return encode_views(io, parts, fill)
+    made = _pool.run_batches(lambda ps: encode_views(io, ps, fill), parts, min_batch=2)
+    return None if None in made else [v for part in made for v in part]

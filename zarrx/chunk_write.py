@@ -17,7 +17,7 @@ import numpy as np
 
 from zarrx import _behind, _pool
 from zarrx._gather import copy_view, gather_into, gather_many
-from zarrx import chunk_io
+from zarrx import chunk_io, shard_merge
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CHECK_FIRST_BYTES, CodecPipeline
 from zarrx.errors import ZarrError
@@ -25,7 +25,7 @@ from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept, gath
 from zarrx.store.chunks import PARTIAL
 from zarrx.store.update import batched_as_single
 
-__all__ = ["write_from", "gather_size"]
+__all__ = ["write_from", "gather_size", "encode_views"]
 
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False,
@@ -48,6 +48,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     batched = fields is None and _batches(io, flat, src)
     whole = getattr(source, "store_whole", None) if batched and io.units_per_object == 1 \
         else None
+    # the inner chunks of a shard covered in part: merged together (see zarrx.shard_merge)
+    together = batched and shard_merge.mergeable(io)
 
     def full(p: Any, slab: Any) -> Any:
         """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
@@ -101,6 +103,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             except (ZarrError, MemoryError) as exc:
                 raise _located(exc, io, p.coords, shape)
 
+        if together:
+            finish.many = lambda js, buf, starts, lengths: shard_merge.merge_many(  # type: ignore
+                io, [projs[j] for j in js], buf, starts, lengths, src)
         items = [(p.coords, v) for p, v in zip(projs, values)]
         if fields is None and len(projs) < io.units_per_object:
             items += [(c, None) for c in _outside_units(io, obj, projs)]
@@ -192,21 +197,23 @@ def small_write(io: ArrayIO, nchunks: int) -> bool:
     return nchunks * prod(chunk) * io.dtype.itemsize < chunk_io.PARALLEL_MIN_BYTES
 
 
-def _batches(io: ArrayIO, flat: bool, src: np.ndarray) -> bool:
+def _batches(io: ArrayIO, flat: bool, src: np.ndarray, laid_out: bool = False) -> bool:
     """Whether the full chunks of a write are gathered and encoded a batch at a time
     (:func:`_encode_batch`): small chunks (under ``MIN_SIZE`` bytes) of a regular grid whose
     codecs :func:`~zarrx.codecs.plan_many.encode_rows` encodes, when a chunk all fill is found
     by its bytes (the fill value is not NaN), on a store that answers at once (memory, local
-    files: a remote store overlaps requests with encoding instead)."""
+    files: a remote store overlaps requests with encoding instead). ``laid_out``: codecs
+    ``encode_rows`` takes once ``stored_rows`` has laid the chunks out (filters, transposes,
+    either byte order) will do."""
     if flat or not io.regular or io.object_chunks or io.fill_is_nan or io.chunk_shape is None:
         return False
-    from zarrx.codecs.plan_many import encodes_rows     # codec modules load on first use
+    from zarrx.codecs.plan_many import encodes_laid_out, encodes_rows   # load on first use
     store = io.source.objects.store
     if store.latency_bound or not _sets_together(store):
         return False
     plan = io.plan(io.chunk_shape)
     if plan.nbytes >= MIN_SIZE or plan.mask is not None or src.dtype != plan.dtype \
-            or not encodes_rows(plan):
+            or not (encodes_laid_out(plan) if laid_out else encodes_rows(plan)):
         return False
     return io.write_empty_chunks or io.fill_bytes is not None
 
@@ -240,17 +247,33 @@ def _encode_batch(io: ArrayIO, projs: list, src: np.ndarray, raw_fill: bytes | N
     out: list = [PARTIAL] * len(projs)
     if not at:
         return out
-    from zarrx.codecs.plan_many import encode_rows
-    crc = plan.gather_crc32c()
-    try:
-        rows = np.empty((len(at), plan.nbytes + (4 if crc else 0)), np.uint8)
-        fills = gather_many([views[i] for i in at], list(rows), crc, raw_fill)
-        made = encode_rows(plan, rows, crc, np.array(fills, dtype=bool))
-    except (ZarrError, MemoryError):
+    made = encode_views(io, [views[i] for i in at], raw_fill)
+    if made is None:
         return None
     for i, v in zip(at, made):
         out[i] = v
     return out
+
+
+def encode_views(io: ArrayIO, views: list[np.ndarray], raw_fill: bytes | None) -> list | None:
+    """The new bytes (None: all fill, when ``raw_fill`` is given) of the interior chunks whose
+    cells are ``views`` (each of the chunk's shape; a write :func:`_batches` takes), gathered
+    into the rows of one buffer in one GIL-free section and encoded by each codec in one call.
+    None when the encoding failed."""
+    from zarrx.codecs.plan_many import encode_rows
+    plan = io.plan(io.chunk_shape)                   # type: ignore[arg-type]
+    step = BATCH_BYTES // plan.nbytes
+    if len(views) > step:                            # a batch of at most BATCH_BYTES at once
+        parts = [encode_views(io, views[a:a + step], raw_fill)
+                 for a in range(0, len(views), step)]
+        return None if None in parts else [v for part in parts for v in part]  # type: ignore
+    crc = plan.gather_crc32c()
+    try:
+        rows = np.empty((len(views), plan.nbytes + (4 if crc else 0)), np.uint8)
+        fills = gather_many(views, list(rows), crc, raw_fill)
+        return list(encode_rows(plan, rows, crc, np.array(fills, dtype=bool)))
+    except (ZarrError, MemoryError):
+        return None
 
 
 def _kept_batches(io: ArrayIO, units: list, partial: bool) -> list[tuple[int, int]] | None:

@@ -156,6 +156,9 @@ def stored_rows(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray:
     if not plan.a2a and not plan.swap and plan.dtype == plan.a2b_dtype:
         return np.ascontiguousarray(chunks).reshape(k, -1).view(np.uint8)
     if not _transposes(plan):
+        stacked = _filtered_stack(plan, chunks)
+        if stacked is not None:
+            return stacked
         # other filters: each chunk through them and the ``bytes`` codec, as plan.encode
         # takes it (a few calls per chunk), into one row each
         first = _filtered(plan, chunks[0])
@@ -172,6 +175,20 @@ def stored_rows(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray:
     if plan.swap:
         out = out.byteswap(inplace=out is not chunks)
     return out.reshape(k, -1).view(np.uint8)
+
+
+def _filtered_stack(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray | None:
+    """:func:`_filtered` of every one of ``chunks`` as the rows of a ``(k, n)`` uint8 array,
+    made at once when each array-to-array codec encodes a stack of chunks (``encode_stack``:
+    ``delta``); None otherwise."""
+    arr = chunks
+    for st in plan.a2a:
+        stack = getattr(st.codec, "encode_stack", None)
+        arr = NotImplemented if stack is None else stack(arr)
+        if arr is NotImplemented:
+            return None
+    rows = np.frombuffer(plan.a2b.encode(arr), dtype=np.uint8).reshape(len(chunks), -1)
+    return rows if rows.flags.writeable else rows.copy()
 
 
 def _filtered(plan: CodecPipeline, chunk: np.ndarray) -> Any:

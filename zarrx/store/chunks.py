@@ -136,6 +136,10 @@ class Slab:
     def view(self, coords: Coords) -> memoryview:
         raise NotImplementedError
 
+    def views(self, coords: Sequence[Coords]) -> list[memoryview]:
+        """``view`` of each of ``coords``, in order."""
+        return [self.view(c) for c in coords]
+
 
 #: digits of the largest chunk coordinate a grid can have (grids are counted in int64)
 _MAX_DIGITS = len(str(2**63 - 1))

@@ -173,9 +173,15 @@ class IndexFormat:
             old = kept[0]
             present[:] = old[:, 0] != np.uint64(MISSING)
             sizes[present] = old[present, 1]
-        for slot, v in values.items():
-            present[slot] = v is not None
-            sizes[slot] = 0 if v is None else len(v)
+        if values:                          # the new values' slots and sizes, set together
+            got = list(values.values())
+            there = np.array([v is not None for v in got], dtype=bool)
+            nb = np.zeros(len(got), dtype=np.uint64)
+            nb[there] = np.fromiter(map(len, [v for v in got if v is not None]), np.uint64,
+                                    int(there.sum()))
+            at = np.fromiter(values, np.int64, len(got))
+            present[at] = there
+            sizes[at] = nb
         base = 0 if self.at_end else self.nbytes
         entries = np.empty((n, 2), dtype=np.uint64)
         entries[:, 1] = sizes

@@ -7,6 +7,7 @@ and keeps no state between calls.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -18,6 +19,8 @@ from zarrx.store.shard_index import MISSING, IndexFormat
 from zarrx.store.update import PARTIAL
 
 __all__ = ["merge_shard", "ShardSlab"]
+
+_obj_of = attrgetter("obj")
 
 Finish = Callable[[int, "bytes | memoryview | None"], "bytes | None"]
 
@@ -32,7 +35,8 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
     ``old`` (None: missing) with the items ``items_at`` (indexes into ``items``) merged in.
 
     ``slots[j, level]`` is item j's index slot at each level; an item's value is its new bytes,
-    None (delete it), or PARTIAL (``finish(j, current bytes)`` gives the new bytes). Nested
+    None (delete it), or PARTIAL (``finish(j, current bytes)`` gives the new bytes; several at
+    once by ``finish.many``, when it has it: see :func:`_finish_many`). Nested
     levels merge recursively; ``where_of(path)`` gives the location fields of errors about the
     shard at ``path`` (called only when there is one)."""
     fmt = formats[level]
@@ -45,23 +49,26 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
     last = level == len(formats) - 1
     values: dict[int, object] = {}        # slot -> its new bytes, or None (deleted)
     groups: dict[int, list[int]] = {}
-    news = [items[j][1] for j in items_at] if last else None
-    if news is not None and id(PARTIAL) not in set(map(id, news)):
-        # every value made already: the last one of each slot, with no call per chunk
-        values = dict(zip(slots[items_at, level].tolist(), news))
+    if last:
+        # the last item of each slot (slots in the order first written), with no call per
+        # chunk; those left PARTIAL (covered in part) are finished one by one, in that order
+        last_of = dict(zip(slots[items_at, level].tolist(), items_at))
+        values = dict(zip(last_of, [items[j][1] for j in last_of.values()]))
+        if id(PARTIAL) in set(map(id, values.values())):
+            todo = [(slot, j) for slot, j in last_of.items() if values[slot] is PARTIAL]
+            made = _finish_many(finish, todo, kept)
+            if made is not None:
+                values.update(zip([slot for slot, _ in todo], made))
+            else:
+                for slot, j in todo:
+                    values[slot] = finish(j, None if kept is None else _stored(kept, slot))
     else:
         for j in items_at:
             groups.setdefault(int(slots[j, level]), []).append(j)
-    for slot, js in groups.items():
+    for slot, js in groups.items():                    # inner shards, merged in turn
         current = None if kept is None else _stored(kept, slot)
-        if last:
-            j = js[-1]
-            value = items[j][1]
-            new = finish(j, current) if value is PARTIAL else value
-        else:
-            new = merge_shard(formats, level + 1, current, js, items, slots,
-                              finish, where_of, (*path, slot))[0]
-        values[slot] = new
+        values[slot] = merge_shard(formats, level + 1, current, js, items, slots,
+                                   finish, where_of, (*path, slot))[0]
     if kept is not None:
         left = kept[0][:, 0] != np.uint64(MISSING)
         left[np.fromiter(values, np.int64, len(values))] = False
@@ -74,6 +81,25 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
         if isinstance(slab, ShardSlab) and slab.holds(values):
             return slab.finish()
     return fmt.pack(values, kept)
+
+
+def _finish_many(finish: Finish, todo: list[tuple[int, int]],
+                 kept: tuple[np.ndarray, memoryview] | None) -> list | None:
+    """The new bytes of the items ``todo`` (slot, item) by ``finish.many(items, bytes,
+    starts, lengths)`` (the stored shard's bytes and each chunk's span in them, start -1:
+    missing), when ``finish`` has it and there are several; None: one by one."""
+    many = getattr(finish, "many", None)
+    if many is None or len(todo) < 2:
+        return None
+    k = len(todo)
+    starts = np.full(k, -1, dtype=np.int64)
+    lengths = np.zeros(k, dtype=np.int64)
+    if kept is not None:
+        entries = kept[0][np.array([slot for slot, _ in todo], dtype=np.int64)]
+        there = entries[:, 0] != np.uint64(MISSING)
+        starts[there] = entries[there, 0]
+        lengths[there] = entries[there, 1]
+    return many([j for _, j in todo], None if kept is None else kept[1], starts, lengths)
 
 
 def _stored(kept: tuple[np.ndarray, memoryview], slot: int) -> memoryview | None:
@@ -91,7 +117,7 @@ def _replaces(formats: Sequence[IndexFormat], level: int, items_at: list[int],
     units = 1
     for fmt in formats[level:]:
         units *= fmt.n
-    if len(items_at) < units or any(items[j][1] is PARTIAL for j in items_at):
+    if len(items_at) < units or id(PARTIAL) in set(map(id, [items[j][1] for j in items_at])):
         return False
     return len({tuple(slots[j, level:].tolist()) for j in items_at}) == units
 
@@ -126,11 +152,21 @@ class ShardSlab(Slab):
         off = self.base + slot * self.stride
         return self._view[off:off + self.stride]
 
+    def views(self, coords: Sequence[Coords]) -> list[memoryview]:
+        """:meth:`view` of each of ``coords``, their places found together."""
+        at = np.array(coords, dtype=np.int64).reshape(len(coords), len(self._origin))
+        at -= np.array(self._origin, dtype=np.int64)
+        slots = np.zeros(len(coords), dtype=np.int64)
+        for axis, per in zip(self._perm, self._per):       # C order in the codec's axis order
+            slots = slots * per + at[:, axis]
+        view, stride = self._view, self.stride
+        return [view[off:off + stride] for off in (self.base + slots * stride).tolist()]
+
     def holds(self, values: Mapping[int, object]) -> bool:
         """Whether every slot holds a view of this slab (every chunk was encoded in place)."""
-        buf = self.buf
-        return len(values) == self.fmt.n and all(
-            type(v) is memoryview and v.obj is buf for v in values.values())
+        got = list(values.values())
+        return len(got) == self.fmt.n and set(map(type, got)) == {memoryview} \
+            and set(map(id, map(_obj_of, got))) == {id(self.buf)}
 
     def finish(self) -> tuple[bytes, np.ndarray]:
         """The slab as the shard, its index written in; and the index entries."""
