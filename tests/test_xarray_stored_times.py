@@ -157,6 +157,19 @@ def test_nat_alone_is_appended_to_times_stored_as_int64(tmp_path, first_writer, 
         xr.testing.assert_identical(read(path, engine), ds)
 
 
+@pytest.mark.parametrize("calendar", ["standard", "gregorian"])
+def test_new_dask_times_with_blocks_of_nat_alone_are_written(tmp_path, calendar):
+    # (a block of NaT alone in calendar "standard": xarray's coders compared its earliest
+    # time, None, with the Gregorian reform, a TypeError)
+    times = np.array(["NaT", "2000-01-02", "NaT", "NaT"], dtype="M8[ns]")
+    ds = xr.Dataset({"d": ("t", times)}).chunk({"t": 2})
+    ds.d.encoding = {"units": "days since 2000-01-01", "calendar": calendar, "dtype": "i8"}
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds, path, compute=False).compute()
+    for engine in ("zarr", "zarrx"):
+        np.testing.assert_array_equal(read(path, engine).d.values, times)
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 @pytest.mark.parametrize("fill", [None, -1])
 @pytest.mark.parametrize("how", ["append", "region", "delayed"])

@@ -60,10 +60,13 @@ def _encode_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,
     from xarray.coding.times import encode_cf_datetime
 
     _check_time_block(block, enc, dtype, name, whose)
-    with warnings.catch_warnings():     # (only NaT has other units: they encode no value)
+    values = np.asarray(block)
+    if np.isnat(values).all():      # (no unit or calendar applies; xarray's coders refuse
+        # some: "standard" compares the earliest time, none, with the Gregorian reform)
+        return np.full(values.shape, np.iinfo(np.int64).min, dtype=np.int64)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        num, _, _ = encode_cf_datetime(np.asarray(block), enc["units"], enc.get("calendar"),
-                                       dtype)
+        num, _, _ = encode_cf_datetime(values, enc["units"], enc.get("calendar"), dtype)
     return np.asarray(num, dtype=np.int64)
 
 
