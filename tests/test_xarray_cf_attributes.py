@@ -190,3 +190,20 @@ def test_use_cftime_without_cftime_is_an_argument_error_naming_it(tmp_path, cale
             "(xarray: ")):
         xr.open_dataset(str(tmp_path / "d.zarr"), engine=ZarrxBackendEntrypoint,
                         use_cftime=True)
+
+
+@pytest.mark.parametrize("attrs", [{"units": "days since 2000-01-01"},
+                                   {"units": "seconds", "dtype": "timedelta64[ns]"}])
+def test_a_chunk_of_times_that_does_not_decode_is_the_stores_error(tmp_path, attrs):
+    # (before: a MetadataError blaming the units, "its stored values are no times xarray
+    # decodes by its units", around the chunk's CodecError; xarray reads the first and the
+    # last value when the dataset opens, the middle chunk only as it loads)
+    path = tmp_path / "d.zarr"
+    g = zarrx.open_group(str(path), mode="w", zarr_format=2)
+    g.create_array("v", shape=(3,), dtype="i8", chunks=(1,), compressors=None, attributes={
+        "_ARRAY_DIMENSIONS": ["x"], **attrs})[:] = [1, 2, 3]
+    (path / "v" / "1").write_bytes(b"\0" * 24)
+    ds = xr.open_dataset(str(path), engine=ZarrxBackendEntrypoint)
+    with pytest.raises(zarrx.CodecError, match=re.escape("chunk 'v/1'")) as info:
+        ds.load()
+    assert "xarray decodes" not in str(info.value)

@@ -157,6 +157,52 @@ def test_nat_alone_is_appended_to_times_stored_as_int64(tmp_path, first_writer, 
         xr.testing.assert_identical(read(path, engine), ds)
 
 
+@pytest.mark.parametrize("calendar", ["standard", "gregorian"])
+def test_new_dask_times_with_blocks_of_nat_alone_are_written(tmp_path, calendar):
+    # (a block of NaT alone in calendar "standard": xarray's coders compared its earliest
+    # time, None, with the Gregorian reform, a TypeError)
+    times = np.array(["NaT", "2000-01-02", "NaT", "NaT"], dtype="M8[ns]")
+    ds = xr.Dataset({"d": ("t", times)}).chunk({"t": 2})
+    ds.d.encoding = {"units": "days since 2000-01-01", "calendar": calendar, "dtype": "i8"}
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds, path, compute=False).compute()
+    for engine in ("zarr", "zarrx"):
+        np.testing.assert_array_equal(read(path, engine).d.values, times)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("fill", [None, -1])
+@pytest.mark.parametrize("how", ["append", "region", "delayed"])
+def test_dask_blocks_of_nat_alone_are_written_to_times_stored_in_days(tmp_path, fmt, fill, how):
+    # (the reference date xarray's coders chose, 10:55:13, is no whole day after 1970-01-01:
+    # their lazy encoding refused a block of NaT alone, "Times can't be serialized faithfully",
+    # a ValueError, where the same values held in memory are written)
+    times = np.array(["2000-01-12T10:55:13", "2000-01-13T10:55:13"], dtype="M8[ns]")
+    ds = xr.Dataset({"d": ("t", times)})
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds, path, zarr_format=fmt,
+                encoding={} if fill is None else {"d": {"_FillValue": fill}})
+    assert read(path, "zarr", decode_times=False).d.attrs["units"] == \
+        "days since 2000-01-12 10:55:13"
+    nat = xr.Dataset({"d": ("t", np.array(["NaT", "NaT", "2000-01-15T10:55:13"],
+                                          dtype="M8[ns]"))}).chunk({"t": 2})
+    if how == "append":
+        zx.to_zarrx(nat, path, append_dim="t")
+        want = np.concatenate([times, nat.d.values])
+    else:
+        zx.to_zarrx(nat.isel(t=slice(0, 2)), path, region={"t": slice(0, 2)},
+                    compute=how == "region")
+        if how == "delayed":
+            zx.to_zarrx(nat.isel(t=slice(0, 2)), path, region={"t": slice(0, 2)},
+                        compute=False).compute()
+        want = nat.d.values[:2]
+    for engine in ("zarr", "zarrx"):
+        np.testing.assert_array_equal(read(path, engine).d.values, want)
+    raw = zarrx.open_array(str(path), path="d")[...]
+    assert raw[np.isnat(want)].tolist() == [np.iinfo("i8").min if fill is None else fill] * \
+        int(np.isnat(want).sum())
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 @pytest.mark.parametrize("reader", ["zarr", "zarrx"])
 @pytest.mark.parametrize("values", [

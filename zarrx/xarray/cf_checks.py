@@ -232,12 +232,16 @@ class _Guarded(_ElementwiseFunctionArray):
     def get_duck_array(self) -> Any:
         try:
             return self.array.get_duck_array()
+        except ZarrError:       # (the store's: a chunk that does not decode, named by it)
+            raise
         except FAILURES as failure:
             raise self.func.error(failure) from failure
 
     async def async_get_duck_array(self) -> Any:
         try:
             return await self.array.async_get_duck_array()
+        except ZarrError:
+            raise
         except FAILURES as failure:
             raise self.func.error(failure) from failure
 

@@ -33,9 +33,41 @@ def check_times(var: Any, name: str, whose: str = "the stored variable's") -> An
     if not _lazy(var.data):
         _check_time_block(var.values, enc, dtype, name, whose)
         return var
+    if var.dtype.kind == "M" and not {"units", "calendar"} & set(var.attrs):
+        # encoded here, block by block as values in memory are: xarray's lazy encoding refuses
+        # a block of only NaT ("Times can't be serialized faithfully") unless its units are
+        # as fine as the reference date's offset from 1970-01-01
+        import xarray as xr
+
+        encoded = var.data.map_blocks(_encode_time_block, enc, dtype, name, whose,
+                                      dtype=np.int64, meta=np.empty((0,) * var.ndim, np.int64))
+        attrs = {**var.attrs, "units": enc["units"],
+                 "calendar": enc.get("calendar") or "proleptic_gregorian"}
+        rest = {k: v for k, v in enc.items() if k not in ("units", "calendar")}
+        return xr.Variable(var.dims, encoded, attrs, rest)
     checked = var.data.map_blocks(_check_time_block, enc, dtype, name, whose, dtype=var.dtype,
                                   meta=np.empty((0,) * var.ndim, var.dtype))
     return var.copy(deep=False, data=checked)
+
+
+def _encode_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,
+                       whose: str) -> np.ndarray:
+    """A block of times checked (:func:`_check_time_block`), then encoded in ``enc``'s units
+    as xarray's coders encode times in memory (NaT as the least int64, which its mask coder
+    turns into the ``_FillValue``)."""
+    import warnings
+
+    from xarray.coding.times import encode_cf_datetime
+
+    _check_time_block(block, enc, dtype, name, whose)
+    values = np.asarray(block)
+    if np.isnat(values).all():      # (no unit or calendar applies; xarray's coders refuse
+        # some: "standard" compares the earliest time, none, with the Gregorian reform)
+        return np.full(values.shape, np.iinfo(np.int64).min, dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        num, _, _ = encode_cf_datetime(values, enc["units"], enc.get("calendar"), dtype)
+    return np.asarray(num, dtype=np.int64)
 
 
 def _check_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,

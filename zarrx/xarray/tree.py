@@ -59,6 +59,9 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
                                 compute=compute, consolidated=False, zarr_format=fmt,
                                 append_dim=None, storage_options=storage_options, **kwargs))
         fmt = prepared[0].fmt           # the nodes below are of the root's format
+    rplus = prepared[0].mode == "r+"    # (changes no metadata: see PreparedWrite._write)
+    if rplus and consolidated:          # (as xarray's writer: read through it)
+        open_group(prepared[0].grp.store, mode="r", use_consolidated=True, _what="to_zarrx")
     # (the root's write, and each node's, change what the next node's creation checks)
     writes = []
     for i, p in enumerate(prepared):
@@ -69,7 +72,7 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
             exc.add_note(_tree_state(mode, [q.group or "/" for q in prepared], i))
             raise
     root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
-    if consolidated is not False:       # the whole hierarchy, from the store's root
+    if consolidated is not False and not rplus:     # the whole hierarchy, from the root
         consolidate_metadata(root.store)
     if compute:
         return root

@@ -196,6 +196,8 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
             raise ArgumentError(f"to_zarrx: encoding of {name!r}: _Unsigned "
                                 f"{enc['_Unsigned']!r} needs a _FillValue (or missing_value), "
                                 f"found none")
+    if mode == "r+" and consolidated:       # (as xarray's writer: read through it)
+        open_group(grp.store, mode="r", use_consolidated=True, _what="to_zarrx")
     existing = set() if grp is None else {name for name, _ in array_metas(grp)}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
@@ -295,7 +297,10 @@ class PreparedWrite:
         create_arrays(grp, self.plans)
         writes = [apply_plan(grp, plan, gate) for plan in self.plans]
         delayed = [w for w in writes if w is not None]
-        if self.consolidated is not False:      # the whole hierarchy, from the store's root
+        if self.consolidated is not False and mode != "r+":
+            # (the whole hierarchy, from the store's root; mode "r+" changes no metadata, and
+            # any consolidated metadata stored is in step: a store kept without any stays so,
+            # as with xarray's writer)
             consolidate_metadata(grp.store)
         if not delayed:
             return grp if self.compute else _nothing()
