@@ -327,3 +327,12 @@ def test_keys_the_kernel_is_not_sure_of_go_to_the_python_path(tmp_path):
                                    -1, 16 << 20, 1 << 20, 1 << 16, lambda i, s: ("python", i))
     for i in range(len(keys)):
         assert files.read(i, np.array([0], dtype=np.int64)) == ("python", i)
+
+
+def test_a_slot_changed_after_it_was_checked_goes_to_the_python_path(tmp_path, hook):
+    # the slots are the caller's array: code the read runs after checking them may change
+    # them before they index the entries
+    slots = np.array([0, 3], dtype=np.int64)
+    files = _files(tmp_path, fallback=lambda i, s: ("python", i, s.tolist()))
+    hook(lambda path: slots.__setitem__(1, 1 << 40))
+    assert files.read(0, slots) == ("python", 0, [0, 1 << 40])

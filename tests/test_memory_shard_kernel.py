@@ -295,3 +295,21 @@ def test_the_kernel_refuses_a_slot_outside_the_index(slot):
     with pytest.raises(ShardError, match="shard values: expected 1 to 2\\^58 index entries"):
         _memshard.ShardValues(store._data, ["c/0"], 0, 1, True, False, None, -1, 1 << 16,
                               lambda i, s: "fallback")
+
+
+def test_a_slot_changed_after_it_was_checked_goes_to_the_python_path():
+    # the slots are the caller's array: code the read runs (here the index's word positions,
+    # asked for after the slots were checked) may change them before they index the entries
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(8,), chunks=(2,), shards=(8,), dtype="u1",
+                           compressors=None)
+    z[...] = np.arange(8, dtype="u1")
+    slots = np.array([0, 3], dtype=np.int64)
+
+    def word_at():
+        slots[1] = 1 << 40
+        return np.arange(8, dtype=np.int64)
+
+    values = _memshard.ShardValues(store._data, ["c/0"], 4, 1, True, False, word_at, -1,
+                                   1 << 16, lambda i, s: ("python", i, s.tolist()))
+    assert values.read(0, slots) == ("python", 0, [0, 1 << 40])

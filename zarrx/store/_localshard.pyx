@@ -189,7 +189,7 @@ cdef class ShardFiles(ShardKernel):
         cdef bint capped
         present = self._spans(sv, e, st, ln, &lo, &hi, &total, &capped)
         if present < 0:
-            return _HAND_ON              # a chunk over the limit: refused unread, by Python
+            return _HAND_ON              # a chunk over the limit, or a slot changed: to Python
         if not present:
             return b"", starts_a, lengths_a
         if data is not None:             # the whole file: the entries are its offsets

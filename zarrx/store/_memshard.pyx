@@ -113,7 +113,7 @@ cdef class ShardValues(ShardKernel):
                                   &capped)
         finally:
             free(e)
-        if present < 0:                  # a chunk over the limit: refused unread, by Python
+        if present < 0:                  # a chunk over the limit, or a slot changed: to Python
             return _HAND_ON
         return (value if present else b""), starts_a, lengths_a
 

@@ -106,12 +106,16 @@ cdef class ShardKernel:
         """Each wanted chunk's offset in the shard (``st``, -1: missing) and length (``ln``),
         from the validated entries ``e``; ``[lo, hi)`` the bytes spanning them, ``total`` the
         sum of their lengths (``capped``: at 2^63 - 1). The number present, or -1 when one is
-        longer than ``limit`` (to be refused unread, by the Python path)."""
+        longer than ``limit`` (to be refused unread, by the Python path) or a slot is outside
+        the index (``sv`` is the caller's: code the read ran since :meth:`_wanted`, or another
+        thread while the GIL was released, may have changed it; the Python path words it)."""
         cdef Py_ssize_t m = sv.shape[0], k, present = 0
         cdef int64_t s, off, nb
         lo[0], hi[0], total[0], capped[0] = MAX_OBJECT, 0, 0, False
         for k in range(m):
-            s = sv[k]                    # checked by _wanted: 0 <= s < n
+            s = sv[k]                    # read once, checked before it indexes e
+            if s < 0 or s >= self.n:
+                return -1
             if e[2 * s] == MISSING and e[2 * s + 1] == MISSING:
                 st[k] = -1
                 ln[k] = 0
