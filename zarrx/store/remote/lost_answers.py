@@ -9,8 +9,9 @@ If-None-Match ``*`` (the object now exists). Taken for another writer's change, 
 read-modify-write apply its change twice (``append`` claimed its rows again, leaving the
 first rows it claimed at the fill value) and a creation refuse a node it had just made.
 
-So each conditional PUT carries a random tag as user metadata (``x-amz-meta-zarrx-write``
-on S3), and a failed condition looks at the object (one HEAD, which the conflict's message
+So each conditional PUT carries a random tag as user metadata (``x-amz-meta-zarrxwrite``
+on S3; a name of letters only, as Azure takes only C# identifiers there and some proxies drop
+header names holding ``_``), and a failed condition looks at the object (one HEAD, which the conflict's message
 needed anyway, so it costs no request): when it holds this write's tag, the write was made
 and succeeds with the object's ETag. Otherwise the failure stands, with the ETag found (if
 the lost write was made, another writer has built on it since; the caller's retry sees the
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = ["WRITE_TAG", "put"]
 
-#: the user metadata naming a conditional write (``x-amz-meta-zarrx-write`` on S3)
-WRITE_TAG = "zarrx-write"
+#: the user metadata naming a conditional write (``x-amz-meta-zarrxwrite`` on S3,
+#: ``x-goog-meta-`` on GCS, ``x-ms-meta-`` on Azure)
+WRITE_TAG = "zarrxwrite"
 
 
 async def put(store: RemoteStore, key: str, data: memoryview, mode: str | None) -> str | None:
