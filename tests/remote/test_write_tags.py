@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[remote]')")
 
+import obstore  # noqa: E402
+
 from zarrx.store.remote import ObjectStore  # noqa: E402
 
 #: Azure's rule for metadata names: a C# identifier (a hyphen or a dot is HTTP 400)
@@ -61,3 +63,10 @@ def test_a_tagged_write_to_azure_names_its_metadata_as_azure_takes_it(azure):
         == '"0x8D0000000000001"'
     assert [list(m.values()) for m in seen] == [["t0"]]
 
+
+def test_a_local_obstore_store_writes_conditionally_without_a_tag(tmp_path):
+    """obstore refuses metadata for local files (NotImplementedError), so a creation through
+    an ObjectStore over a LocalStore with conditional_writes=True raised StoreError."""
+    store = ObjectStore(obstore.store.LocalStore(str(tmp_path)), conditional_writes=True)
+    gen = store.set_if("k", b"one", None)
+    assert store.get("k") == b"one" and store.generation("k") == gen
