@@ -6,6 +6,7 @@ import base64
 import http.server
 import re
 import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -69,4 +70,23 @@ def test_a_local_obstore_store_writes_conditionally_without_a_tag(tmp_path):
     an ObjectStore over a LocalStore with conditional_writes=True raised StoreError."""
     store = ObjectStore(obstore.store.LocalStore(str(tmp_path)), conditional_writes=True)
     gen = store.set_if("k", b"one", None)
+    assert store.get("k") == b"one" and store.generation("k") == gen
+
+
+def test_a_lost_answer_found_by_a_head_without_etag_succeeds(s3_server, proxy, monkeypatch):
+    """The HEAD after the retry's 412 shows the write's own tag but no ETag: the write was
+    made, yet it was reported as a conflict (an append would claim its rows again)."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install s3fs)")
+    from zarrx.bench.proxy import Fault
+    from zarrx.store.remote import FsspecStore, lost_answers
+
+    monkeypatch.setattr(lost_answers, "secrets", SimpleNamespace(token_hex=lambda n: "a" * n))
+    store = FsspecStore(s3_server.url(), retries=4, backoff=0.01, storage_options={
+        **s3_server.fsspec_options, "endpoint_url": proxy.url})
+    proxy.faults += [
+        Fault(status=500, applied=True, match=lambda m, p: m == "PUT" and p.endswith("/k")),
+        Fault(status=200, headers={f"x-amz-meta-{lost_answers.WRITE_TAG}": "a" * 12},
+              match=lambda m, p: m == "HEAD" and p.endswith("/k"))]
+    gen = store.set_if("k", b"one", None)
+    assert not any(f.times for f in proxy.faults)
     assert store.get("k") == b"one" and store.generation("k") == gen

@@ -52,9 +52,9 @@ async def put(store: RemoteStore, key: str, data: memoryview, mode: str | None) 
         except Failure as gone:           # missing: deleted since
             fail.found = (None,) if gone.kind == "missing" else None
             raise fail from None
+        if found == tag:                  # made (no ETag from the server: set_if asks)
+            return etag
         if etag is None:                  # a server sending none: set_if asks again
             raise
-        if found == tag:
-            return etag
         fail.found = (etag,)
         raise
