@@ -1,5 +1,6 @@
 """The tag a conditional write carries (zarrx/store/remote/lost_answers.py) where the backend
-names user metadata by its own rules or keeps none: the write must not fail because of it."""
+names user metadata by its own rules or keeps none, and where the server's HEAD shows the tag
+without an ETag: the write must not fail because of it."""
 from __future__ import annotations
 
 import base64
