@@ -11,11 +11,12 @@ first rows it claimed at the fill value) and a creation refuse a node it had jus
 
 So each conditional PUT carries a random tag as user metadata (``x-amz-meta-zarrxwrite``
 on S3; a name of letters only, as Azure takes only C# identifiers there and some proxies drop
-header names holding ``_``), and a failed condition looks at the object (one HEAD, which the conflict's message
-needed anyway, so it costs no request): when it holds this write's tag, the write was made
-and succeeds with the object's ETag. Otherwise the failure stands, with the ETag found (if
-the lost write was made, another writer has built on it since; the caller's retry sees the
-object as it is now).
+header names holding ``_``), and a failed condition looks at the object (one HEAD, which
+the conflict's message needed anyway, so it costs no request): when it holds this write's
+tag, the write was made and succeeds with the object's ETag (or, from a server whose HEAD
+sends none, with the generation ``set_if`` asks for). Otherwise the failure stands, with the
+ETag found (if the lost write was made, another writer has built on it since; the caller's
+retry sees the object as it is now).
 """
 from __future__ import annotations
 
