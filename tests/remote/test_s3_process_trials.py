@@ -39,6 +39,18 @@ def _options(s3_server, backend):
     return s3_server.options if backend == "obstore" else s3_server.fsspec_options
 
 
+@pytest.fixture
+def spawned():
+    """The processes a trial starts: any still running when it ends (it failed, or a process
+    hung) is killed, so that none writes on into later tests or keeps pytest from exiting."""
+    procs: list = []
+    yield procs
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+        p.join()
+
+
 # -- disjoint inner chunks of shared shards --------------------------------------------------
 # 8x8 cells, inner chunks 2x2, shards 4x4: inner chunk (i, j) belongs to writer (i + j) % 3,
 # so each of the 4 shards holds inner chunks of every writer
@@ -75,7 +87,7 @@ def _write_regions(backend, url, options, w, rounds, seed, ready):
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4] if SLOW else [1])
 def test_processes_writing_inner_chunks_of_shared_shards_lose_nothing(s3_server, backend,
-                                                                      seed):
+                                                                      seed, spawned):
     """3 processes x 2 threads each write random subsets of their inner chunks, every round a
     new value, while the parent reads the whole array: every read shows in each cell its
     owner's value (or the fill value), never older than the read before (no shard torn or
@@ -88,6 +100,7 @@ def test_processes_writing_inner_chunks_of_shared_shards_lose_nothing(s3_server,
     procs = [SPAWN.Process(target=_write_regions,
                            args=(backend, url, options, w, rounds, seed * 100 + w, ready))
              for w in range(WRITERS)]
+    spawned += procs
     for p in procs:
         p.start()
     owner, last, reads = _owner(), np.zeros((8, 8), "i4"), 0
@@ -121,7 +134,7 @@ def _rewrite_shard(backend, url, options, started):
 
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
 def test_a_writer_killed_during_a_multipart_upload_leaves_one_whole_version(s3_server,
-                                                                            backend):
+                                                                            backend, spawned):
     """A whole-shard write of 12 MiB goes up in parts; the writer is SIGKILLed at a random
     moment of its uploads: the shard reads as one whole version (every cell one value, as
     written), and no key but the array's document and its shard is listed."""
@@ -134,6 +147,7 @@ def test_a_writer_killed_during_a_multipart_upload_leaves_one_whole_version(s3_s
     for _ in range(3 if SLOW else 1):
         started = SPAWN.Event()
         p = SPAWN.Process(target=_rewrite_shard, args=(backend, url, options, started))
+        spawned.append(p)
         p.start()
         assert started.wait(60)
         time.sleep(rng.uniform(0.0, 0.5))
@@ -201,7 +215,7 @@ def _members(group):
     ("obstore", 2), ("obstore", 3), ("fsspec", 3),
     pytest.param("fsspec", 2, marks=pytest.mark.skipif(not SLOW, reason="ZARRX_SLOW=1"))])
 def test_consolidation_racing_creations_and_attributes_in_one_group(s3_server, backend,
-                                                                    zarr_format):
+                                                                    zarr_format, spawned):
     """3 writer processes create arrays, set attributes of the group and of shared arrays and
     resize them, in one consolidated group, all starting at once, while a fourth consolidates
     in a loop: every array created and every attribute set is stored, and the consolidated
@@ -213,10 +227,12 @@ def test_consolidation_racing_creations_and_attributes_in_one_group(s3_server, b
     zarrx.consolidate_metadata(_store(backend, url, options))
     stop, ready = SPAWN.Event(), SPAWN.Barrier(WRITERS)
     consolidator = SPAWN.Process(target=_consolidate_loop, args=(backend, url, options, stop))
+    spawned.append(consolidator)
     consolidator.start()
     n = 16 if SLOW else 6
     writers = [SPAWN.Process(target=_change_group, args=(backend, url, options, w, n, w, ready))
                for w in range(WRITERS)]
+    spawned += writers
     for p in writers:
         p.start()
     for p in writers:
@@ -238,7 +254,7 @@ def test_consolidation_racing_creations_and_attributes_in_one_group(s3_server, b
 
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
 def test_processes_writing_through_a_server_losing_answers_lose_nothing(s3_server, proxy,
-                                                                        backend):
+                                                                        backend, spawned):
     """The same writers through a proxy that loses the answers of a fifth of the conditional
     PUTs after the server wrote them and refuses a tenth of all PUTs with 503 before: the
     retries neither lose a write nor bring back an older one."""
@@ -264,6 +280,7 @@ def test_processes_writing_through_a_server_losing_answers_lose_nothing(s3_serve
     procs = [SPAWN.Process(target=_write_regions,
                            args=(backend, url, options, w, 3, w, ready))
              for w in range(WRITERS)]
+    spawned += procs
     for p in procs:
         p.start()
     for p in procs:
@@ -291,7 +308,7 @@ def _write_cells(backend, url, options, w, rounds, ready):
 
 
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
-def test_writes_racing_appends_into_the_same_shard_lose_nothing(s3_server, backend):
+def test_writes_racing_appends_into_the_same_shard_lose_nothing(s3_server, backend, spawned):
     """One process appends rows one at a time (each append merges into the shard at the edge)
     while two others write their cells of the first rows of that shard: every appended row
     is there once, every written cell holds its writer's last value."""
@@ -303,6 +320,7 @@ def test_writes_racing_appends_into_the_same_shard_lose_nothing(s3_server, backe
     procs = [SPAWN.Process(target=_append_rows, args=(backend, url, options, n, ready))] + [
         SPAWN.Process(target=_write_cells, args=(backend, url, options, w, rounds, ready))
         for w in range(2)]
+    spawned += procs
     for p in procs:
         p.start()
     for p in procs:

@@ -9,12 +9,14 @@ If-None-Match ``*`` (the object now exists). Taken for another writer's change, 
 read-modify-write apply its change twice (``append`` claimed its rows again, leaving the
 first rows it claimed at the fill value) and a creation refuse a node it had just made.
 
-So each conditional PUT carries a random tag as user metadata (``x-amz-meta-zarrx-write``
-on S3), and a failed condition looks at the object (one HEAD, which the conflict's message
-needed anyway, so it costs no request): when it holds this write's tag, the write was made
-and succeeds with the object's ETag. Otherwise the failure stands, with the ETag found (if
-the lost write was made, another writer has built on it since; the caller's retry sees the
-object as it is now).
+So each conditional PUT carries a random tag as user metadata (``x-amz-meta-zarrxwrite``
+on S3; a name of letters only, as Azure takes only C# identifiers there and some proxies drop
+header names holding ``_``), and a failed condition looks at the object (one HEAD, which
+the conflict's message needed anyway, so it costs no request): when it holds this write's
+tag, the write was made and succeeds with the object's ETag (or, from a server whose HEAD
+sends none, with the generation ``set_if`` asks for). Otherwise the failure stands, with the
+ETag found (if the lost write was made, another writer has built on it since; the caller's
+retry sees the object as it is now).
 """
 from __future__ import annotations
 
@@ -28,8 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["WRITE_TAG", "put"]
 
-#: the user metadata naming a conditional write (``x-amz-meta-zarrx-write`` on S3)
-WRITE_TAG = "zarrx-write"
+#: the user metadata naming a conditional write (``x-amz-meta-zarrxwrite`` on S3,
+#: ``x-goog-meta-`` on GCS, ``x-ms-meta-`` on Azure)
+WRITE_TAG = "zarrxwrite"
 
 
 async def put(store: RemoteStore, key: str, data: memoryview, mode: str | None) -> str | None:
@@ -50,9 +53,9 @@ async def put(store: RemoteStore, key: str, data: memoryview, mode: str | None) 
         except Failure as gone:           # missing: deleted since
             fail.found = (None,) if gone.kind == "missing" else None
             raise fail from None
+        if found == tag:                  # made (no ETag from the server: set_if asks)
+            return etag
         if etag is None:                  # a server sending none: set_if asks again
             raise
-        if found == tag:
-            return etag
         fail.found = (etag,)
         raise

@@ -205,7 +205,9 @@ class ObjectStore(RemoteStore):
     async def _put(self, key: str, data: memoryview, mode: str | None,
                    tag: str | None = None) -> str | None:
         opts = self.options
-        kw: dict[str, Any] = {} if tag is None else {"attributes": {WRITE_TAG: tag}}
+        kw: dict[str, Any] = {}
+        if tag is not None and self.kind != "file":   # obstore keeps no metadata in files
+            kw["attributes"] = {WRITE_TAG: tag}
         if mode == "create":
             kw["mode"] = "create"
         elif mode is not None:
