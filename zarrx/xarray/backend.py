@@ -34,6 +34,7 @@ from zarrx.metadata.lazy_entries import entry_is_array
 from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
+from zarrx.store.inputs import home_expanded
 from zarrx.xarray.cf_checks import checked_dataset
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 from zarrx.xarray.indexers import empty_slices_forward
@@ -336,8 +337,7 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
         root = filename_or_obj
         path = node_path(group, "engine 'zarrx'", "group")
         return root[path] if path else root  # type: ignore[return-value]
-    if isinstance(filename_or_obj, os.PathLike):
-        filename_or_obj = os.fspath(filename_or_obj)
+    filename_or_obj = home_expanded(filename_or_obj)
     if filename_or_obj is None:         # (which zarrx would take for a new memory store)
         raise ArgumentTypeError("engine 'zarrx': expected a path, URL, store or Group, found "
                                 "None")

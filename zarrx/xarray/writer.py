@@ -24,6 +24,7 @@ from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inh
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
                           GroupNotFoundError, MetadataError)
 from zarrx.group import Group
+from zarrx.store.inputs import home_expanded
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
@@ -82,6 +83,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
+    store = home_expanded(store)
     archive = zip_archive(store, storage_options)
     if archive is not None:     # entries cannot be replaced: written anew once written
         return write_zip(to_zarrx, ds, archive, group, compute, mode=mode,
