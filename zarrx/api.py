@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 
+from zarrx.errors import checked_call, unexpected_keyword
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
@@ -45,6 +46,9 @@ _ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)   # mode says
              - {"store", "_mode", "_found", "name", "overwrite"}
              | {"chunk_shape", "codecs", "dimension_separator"})
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
+# the keywords open, open_array and open_consolidated name in their signatures (for the
+# closest to a misspelt one)
+_NAMED = frozenset({"mode", "path", "zarr_format", "zarr_version"})
 
 
 def check_mode(mode: str) -> None:
@@ -57,8 +61,10 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
     argument of ``kwargs`` that ``what`` does not take."""
     for key in kwargs:
         if key not in allowed:
-            hint = " (mode='w' replaces the node there)" if key == "overwrite" else ""
-            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}{hint}")
+            if key == "overwrite":
+                raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r} "
+                                        f"(mode='w' replaces the node there)")
+            raise unexpected_keyword(what, key, allowed | _NAMED)
 
 
 def _write_empty_chunks(kwargs: dict) -> bool | None:
@@ -146,6 +152,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                                          use_consolidated=use_consolidated, **kwargs))
 
 
+@checked_call
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
                use_consolidated: bool | None = None,
@@ -302,6 +309,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                                                zarr_format=zarr_format, **kwargs))
 
 
+@checked_call
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = None, attributes: dict | None = None,
                  overwrite: bool = False, storage_options: dict | None = None,
@@ -323,6 +331,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     return Group(st, path, meta)
 
 
+@checked_call
 def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
           zarr_format: int | None = None, attributes: dict | None = None,
           storage_options: dict | None = None, zarr_version: int | None = None) -> Group:
@@ -475,6 +484,7 @@ def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
                       storage_options=kwargs.get("storage_options"), _what="open_consolidated")
 
 
+@checked_call
 def consolidate_metadata(store: StoreLike, path: str | None = None,
                          zarr_format: int | None = None, *,
                          storage_options: dict | None = None) -> Group:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.errors import checked_call
 from zarrx import config as settings
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ReadOnlyError, StoreArgumentError,
@@ -160,6 +161,7 @@ def format_of(zarr_format: Any, zarr_version: Any, what: str) -> Any:
     return zarr_version
 
 
+@checked_call
 def create_array(store: Any = None, *, name: str | None = None, shape: Any = None,
                  dtype: Any = None, chunks: Any = "auto", shards: Any = None,
                  filters: Any = "auto", compressors: Any = "auto", compressor: Any = "auto",
