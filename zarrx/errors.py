@@ -454,7 +454,7 @@ def checked_call(func: _F) -> _F:
                 raise
             unknown = [key for key in kwargs if key not in known]
             if unknown:
-                raise unexpected_keyword(func.__name__, unknown[0], known) from None
+                raise unexpected_keyword(func.__qualname__, unknown[0], known) from None
             raise ArgumentTypeError(str(exc)) from None
     return call  # type: ignore[return-value]
 

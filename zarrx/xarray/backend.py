@@ -22,6 +22,7 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import bounded_block, object_shape
+from zarrx.errors import checked_call
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError,
                           NodeMismatchError, ZarrError)
 from zarrx.group import Group
@@ -378,6 +379,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
             return os.path.splitext(os.fspath(filename_or_obj).rstrip("/"))[1] == ".zarr"
         return False
 
+    @checked_call
     def open_dataset(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
                      decode_times: Any = True, concat_characters: bool = True,
                      decode_coords: Any = True, drop_variables: str | Iterable[str] | None = None,
@@ -399,6 +401,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                                drop_variables=drop_variables, use_cftime=use_cftime,
                                decode_timedelta=decode_timedelta)
 
+    @checked_call
     def open_groups_as_dict(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
                             decode_times: Any = True, concat_characters: bool = True,
                             decode_coords: Any = True,
@@ -433,6 +436,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                                                skip=_dropped(drop_variables)), **decode)
                 for rel, node in nodes_}
 
+    @checked_call
     def open_datatree(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
                       decode_times: Any = True, concat_characters: bool = True,
                       decode_coords: Any = True,
