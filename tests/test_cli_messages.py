@@ -249,3 +249,23 @@ def test_consolidating_a_zip_archive_that_needs_an_entry_rewritten_is_refused(tm
         "zarrx: v2.zip: cannot consolidate in place: the archive holds consolidated metadata "
         "already ('.zmetadata'), " + tail)
     assert sorted(n for n in os.listdir(tmp_path) if n.startswith(".")) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["info", "a.zarr", "--jsn"],
+     "zarrx info: unrecognized arguments: --jsn; did you mean --json? (see zarrx info --help)"),
+    (["convert", "a.zarr", "b.zarr", "--zarr-fromat", "2"],
+     "zarrx convert: unrecognized arguments: --zarr-fromat 2; did you mean --zarr-format? "
+     "(see zarrx convert --help)"),
+    (["info", "a.zarr", "b.zarr"],
+     "zarrx info: unrecognized arguments: b.zarr (see zarrx info --help)"),
+])
+def test_an_unknown_argument_is_reported_by_its_command_with_the_closest_option(
+        tmp_path, capsys, monkeypatch, argv, message):
+    # (before: "zarrx: unrecognized arguments: --jsn (see zarrx --help)")
+    monkeypatch.chdir(tmp_path)
+    zarrx.create_array("a.zarr", shape=(4,), chunks=(2,), dtype="f8")
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", message + "\n")
+    assert not (tmp_path / "b.zarr").exists()

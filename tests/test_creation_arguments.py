@@ -163,11 +163,18 @@ def test_subarray_fields():
                                 dtype="i4"),
      ArgumentTypeError, "create_array: chunks: the inner chunks of a sharded array have one "
      "length per axis (a tuple of ints), found ((4, 6), 4)"),
+    # named as the argument given, not as the metadata field it becomes
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5, 5), dtype="i4"), ArgumentError,
+     "chunks: expected 1 chunk sizes (one per dimension of shape (10,)), found (5, 5)"),
+    (lambda: zarrx.create_array({}, shape=(10, 4), chunks=(5,), dtype="i4", zarr_format=2),
+     ArgumentError,
+     "chunks: expected 2 chunk sizes (one per dimension of shape (10, 4)), found (5,)"),
 ], ids=["shards-str", "shape-str", "chunks-str", "name-int", "like-int", "like-none",
         "array-ragged", "array-none", "tree-level", "create-unknown-keyword", "zeros-mode-r",
         "open-path-int", "open-array-path-bytes", "open-group-path-tuple", "create-group-path-float",
         "consolidate-path-int", "hierarchy-nodes-list", "shard-shape-none", "shard-shape-str",
-        "shard-shape-float", "shard-index-location-none", "rectilinear-inner-chunks"])
+        "shard-shape-float", "shard-index-location-none", "rectilinear-inner-chunks",
+        "chunks-longer", "chunks-shorter-v2"])
 def test_bad_arguments_raise_zarr_errors(call, error, message):
     with pytest.raises(error) as info:
         call()

@@ -98,6 +98,7 @@ LAYERS = [
     ("zarrx.dask", 6),
     ("zarrx.xarray", 6),
     ("zarrx.api", 6),
+    ("zarrx.open_args", 6),     # the modes and keywords of the open and create functions
     ("zarrx.convenience", 6),
     ("zarrx.bench", 6),
     ("zarrx.tools", 7),

@@ -300,7 +300,8 @@ def test_members_max_depth_of_another_type_is_a_type_error(depth, cls):
 
 
 @pytest.mark.parametrize("value, found", [
-    (np.int64(1), "Object of type int64 is not JSON serializable"),
+    (np.int64(1), "Object of type int64 is not JSON serializable; store it as a Python value: .item() of a numpy scalar, .tolist() of an array"),
+    (np.arange(2), "Object of type ndarray is not JSON serializable; store it as a Python value: .item() of a numpy scalar, .tolist() of an array"),
     (b"x", "Object of type bytes is not JSON serializable"),
     ({"a": {1, 2}}, "Object of type set is not JSON serializable")])
 def test_attribute_values_that_are_not_json_are_type_errors_naming_the_key(value, found):
@@ -314,8 +315,8 @@ def test_attribute_values_that_are_not_json_are_type_errors_naming_the_key(value
     (b"x", "'v': Object of type bytes is not JSON serializable"),
     ({"a": {1, 2}}, "'v': Object of type set is not JSON serializable"),
     ({3: 1}, "keys must be str, found int 3"),
-    (np.int64(1), "'v': Object of type int64 is not JSON serializable"),
-    (np.bool_(True), "'v': Object of type bool is not JSON serializable")])
+    (np.int64(1), "'v': Object of type int64 is not JSON serializable; store it as a Python value: .item() of a numpy scalar, .tolist() of an array"),
+    (np.bool_(True), "'v': Object of type bool is not JSON serializable; store it as a Python value: .item() of a numpy scalar, .tolist() of an array")])
 def test_creation_attributes_that_are_not_json_are_type_errors_naming_the_key(value, found):
     """As zarr-python raises (a TypeError; it stores a nested key 3 as "3", zarrx refuses it as
     it refuses one set through attrs): the values ``attrs`` refuses, with its message."""

@@ -14,12 +14,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
-                          node_exists, refuse_keywords)
+                          checked_call, node_exists, refuse_keywords)
 from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
                             config_order, create_array, create_chunks, exists_error, flag_arg,
                             format_of, inherited_format, named, node_path, prepare_node)
@@ -27,6 +26,7 @@ from zarrx.group import Group
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.node_hint import missing_at
+from zarrx.open_args import _ARRAY_KW, _OPEN_KW, MODES, check_keywords, check_mode
 from zarrx.shape_args import separator_encoding
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -36,30 +36,6 @@ from zarrx.store import Store
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
            "consolidate_metadata", "open_consolidated", "create", "zeros", "ones",
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"]
-
-MODES = ("r", "r+", "a", "w", "w-")
-
-# what create_array takes besides the store, and the older spellings of create (open and
-# open_array create arrays with create, as zarr-python does)
-_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)   # mode says overwrite
-             - {"store", "_mode", "_found", "name", "overwrite"}
-             | {"chunk_shape", "codecs", "dimension_separator"})
-_OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
-
-
-def check_mode(mode: str) -> None:
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ArgumentError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
-
-
-def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
-    """An ``ArgumentTypeError`` (a ``TypeError``, as Python raises) for the first keyword
-    argument of ``kwargs`` that ``what`` does not take."""
-    for key in kwargs:
-        if key not in allowed:
-            hint = " (mode='w' replaces the node there)" if key == "overwrite" else ""
-            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}{hint}")
-
 
 def _write_empty_chunks(kwargs: dict) -> bool | None:
     """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
@@ -94,7 +70,12 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     create it when missing (an array if ``shape`` is given, else a group). ``mode`` defaults to
     ``r`` for a read-only store, else ``a``. Other keywords: those of :func:`create` (used when
     an array is created, as :func:`create` reads them), ``attributes`` and
-    ``use_consolidated``."""
+    ``use_consolidated``. ``store``: a local path (``str`` or ``pathlib.Path``, taken as
+    written, ``~`` too; ending in ``.zip``, a zip archive), a URL (``file://``, ``s3://``,
+    ``https://``... with ``storage_options=``), a zarrx store, a ``dict``, an fsspec mapper or
+    a zarr-python store; None, a new memory store. ``mode``: ``r`` read only, ``r+`` read and
+    write an existing node, ``a`` also create it when missing, ``w`` create, replacing what is
+    there, ``w-`` create, failing if a node exists."""
     zarr_format = format_of(zarr_format, zarr_version, "open")
     check_keywords("open", kwargs, _OPEN_KW)
     zarr_format = check_format(zarr_format, none=True)
@@ -146,6 +127,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                                          use_consolidated=use_consolidated, **kwargs))
 
 
+@checked_call
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
                use_consolidated: bool | None = None,
@@ -153,9 +135,10 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
                _what: str = "open_group", _found: Ancestors | None = None) -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
     requires consolidated metadata in an existing group, ``False`` ignores it.
-    ``storage_options`` configure the backend of a store URL (``s3://...``). (``_what``: the
-    function errors name, for the functions built on this one; ``_found``: the node and those
-    above it as such a function read them, see :func:`create_group`.)"""
+    ``storage_options`` configure the backend of a store URL (``s3://...``). ``store`` and
+    ``mode``: as for :func:`open`. (Internal, not for callers: ``_what``, the function errors
+    name, for the functions built on this one; ``_found``, the node and those above it as such
+    a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
     check_mode(mode)
@@ -266,7 +249,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                zarr_version: int | None = None, **kwargs: Any) -> Array:
     """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``; other keywords
     are those of :func:`create`, which creates it. ``mode`` defaults to ``r`` for a read-only
-    store, else ``a``."""
+    store, else ``a``. ``store`` and ``mode``: as for :func:`open`."""
     zarr_format = format_of(zarr_format, zarr_version, "open_array")
     check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
     zarr_format = check_format(zarr_format, none=True)
@@ -302,6 +285,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                                                zarr_format=zarr_format, **kwargs))
 
 
+@checked_call
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = None, attributes: dict | None = None,
                  overwrite: bool = False, storage_options: dict | None = None,
@@ -325,6 +309,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     return Group(st, path, meta)
 
 
+@checked_call
 def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
           zarr_format: int | None = None, attributes: dict | None = None,
           storage_options: dict | None = None, zarr_version: int | None = None) -> Group:
@@ -477,6 +462,7 @@ def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
                       storage_options=kwargs.get("storage_options"), _what="open_consolidated")
 
 
+@checked_call
 def consolidate_metadata(store: StoreLike, path: str | None = None,
                          zarr_format: int | None = None, *,
                          storage_options: dict | None = None) -> Group:

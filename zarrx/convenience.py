@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.errors import checked_call
 from zarrx.api import _store, check_mode, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
@@ -148,6 +149,7 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
                    storage_options=storage_options, **kwargs)
 
 
+@checked_call
 def load(store: Any, path: str | None = None, zarr_format: int | None = None,
          zarr_version: int | None = None, *, storage_options: dict | None = None) -> Any:
     """The array at ``path`` as a numpy array, or the arrays of the group there as a dict of
@@ -205,6 +207,7 @@ def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters:
     }
 
 
+@checked_call
 def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: str | None = None,
                chunks: Any = _KEEP, shards: Any = _KEEP, filters: Any = _KEEP,
                compressors: Any = _KEEP, serializer: Any = _KEEP, fill_value: Any = DEFAULT_FILL,
@@ -316,6 +319,7 @@ def _from_array_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- create_hierarchy --------------------------------------------------------------------------
+@checked_call
 def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = False
                      ) -> Iterator[tuple[str, Array | Group]]:
     """Create every node of ``nodes`` (path -> metadata) and the groups above them, all of
@@ -330,6 +334,7 @@ def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = Fal
 
 
 
+@checked_call
 def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> str:
     """``grp.tree(expand=expand, level=level)``: the hierarchy below ``grp`` as text.
     Deprecated in favour of :meth:`Group.tree`, as in zarr-python (a

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.errors import checked_call
 from zarrx import config as settings
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ReadOnlyError, StoreArgumentError,
@@ -160,6 +161,7 @@ def format_of(zarr_format: Any, zarr_version: Any, what: str) -> Any:
     return zarr_version
 
 
+@checked_call
 def create_array(store: Any = None, *, name: str | None = None, shape: Any = None,
                  dtype: Any = None, chunks: Any = "auto", shards: Any = None,
                  filters: Any = "auto", compressors: Any = "auto", compressor: Any = "auto",
@@ -173,16 +175,24 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  storage_options: dict | None = None, _mode: str = "w-",
                  _found: Ancestors | None = None, _base: str = "",
                  _what: str = "create_array") -> Array:
-    """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once
-    (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
+    """Create an array (zarr-python 3 argument names). ``store`` is as for
+    :func:`zarrx.open`; ``name`` (or ``path``) the array's path in it. ``shape`` and ``dtype``
+    (a numpy dtype or a Zarr v3 data type name) are needed unless ``data`` gives them;
+    ``chunks`` is the chunk shape (``"auto"``: about 1 MiB inside a shard, else up to
+    64 MiB), ``shards`` the shard shape (None: not sharded); ``compressors``, ``filters``
+    and ``serializer`` take zarrx codecs (:mod:`zarrx.codecs`), zarr-python or numcodecs codec
+    objects, or codec dicts (``"auto"``: zstd, no filters, the data type's serializer).
+    ``overwrite=True`` replaces a node there; otherwise one is a
+    :class:`~zarrx.errors.ContainsArrayError` / ``ContainsGroupError``. ``data``, if given,
+    is written at once (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
     ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
     layout reads from the returned handle hand out for a Zarr v3 array (nothing is stored),
     while ``order=`` is the order a Zarr v2 array stores. ``storage_options`` configure the
     backend of a store URL (``s3://...``). Without ``zarr_format``, the array takes the format
     of the group it goes into (:func:`inherited_format`; zarr-python makes Zarr v3).
-    (``_found``: the node and those above it as a caller that checked them read them;
-    ``_base``: a group of the array's format above it that the caller holds, see
-    :func:`prepare_node`.)"""
+    (Internal, not for callers: ``_found``, the node and those above it as a caller that
+    checked them read them; ``_base``, a group of the array's format above it that the
+    caller holds, see :func:`prepare_node`; ``_what``, the function its errors name.)"""
     from zarrx.codec_args import build_codecs
 
     if config is not None and not isinstance(config, Mapping):

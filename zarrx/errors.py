@@ -7,7 +7,11 @@ keeps working. Messages are self-contained: where (key, field), what was found, 
 """
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 from dataclasses import FrozenInstanceError
+from typing import Any, Callable, Iterable, TypeVar
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "CodecArgumentTypeError", "UnknownCodecError",
@@ -21,7 +25,7 @@ __all__ = [
     "ArgumentNotImplementedError",
     "ArgumentEncodeError", "ArgumentDecodeError",
     "DataTypeError", "FillValueError", "FillValueOverflowError", "FrozenMetadataError",
-    "expected", "refuse_keywords",
+    "expected", "refuse_keywords", "unexpected_keyword", "checked_call",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
@@ -417,6 +421,42 @@ def refuse_keywords(what: str, kwargs: dict, names: tuple[str, ...]) -> None:
     for name in names:
         if name in kwargs:
             raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {name!r}")
+
+
+def unexpected_keyword(what: str, name: str, known: Iterable[str]) -> ArgumentTypeError:
+    """``ArgumentTypeError("<what>() got an unexpected keyword argument '<name>'")``, worded as
+    Python's own, with the closest keyword ``what`` takes when ``name`` looks like a typo of it
+    (``chunk`` for ``chunks``)."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ArgumentTypeError(f"{what}() got an unexpected keyword argument {name!r}{hint}")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def checked_call(func: _F) -> _F:
+    """``func``, whose arguments that Python refuses before it runs (an unknown keyword,
+    a missing or extra positional one) raise an ``ArgumentTypeError`` (still a
+    ``TypeError``) with Python's message, naming the closest keyword to a misspelt one.
+    Nothing changes for a call Python accepts."""
+    params = inspect.signature(func).parameters.values()
+    known = frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                            p.KEYWORD_ONLY))
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except TypeError as exc:
+            # raised by the call itself, not in func's body: the arguments did not bind
+            if isinstance(exc, ZarrError) or exc.__traceback__.tb_next is not None:
+                raise
+            unknown = [key for key in kwargs if key not in known]
+            if unknown:
+                raise unexpected_keyword(func.__qualname__, unknown[0], known) from None
+            raise ArgumentTypeError(str(exc)) from None
+    return call  # type: ignore[return-value]
 
 
 def expected(where: str, want: str, got: object) -> MetadataError:

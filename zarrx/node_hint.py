@@ -8,11 +8,14 @@ reads for at most :data:`MAX_FOLDERS` folders, on the error path only.
 """
 from __future__ import annotations
 
+import os
+
 from zarrx.creation import _where
 from zarrx.errors import ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store import Store
+from zarrx.store.local import LocalStore
 
 __all__ = ["missing_at"]
 
@@ -21,8 +24,17 @@ MAX_FOLDERS = 8
 
 
 def missing_at(store: Store, path: str) -> str:
-    """``path`` in ``store`` for an error saying no node is there, with the hint above."""
+    """``path`` in ``store`` for an error saying no node is there, with the hint above; for a
+    local store whose folder is a file (a netCDF or HDF5 file given as Zarr data) or is not
+    there, the hint says so."""
     where = _where(store, path)
+    if isinstance(store, LocalStore):
+        root = store._root
+        if os.path.isfile(root):
+            return (f"{where} ({root!r} is a file, not a directory: Zarr data is a directory, "
+                    f"or a zip archive whose name ends in .zip)")
+        if not os.path.lexists(root):
+            return f"{where} (no such directory: {root!r})"
     if path:
         return where
     try:

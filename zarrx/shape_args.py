@@ -72,9 +72,11 @@ def chunks_arg(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool
     if any(not _is_int(c) and c is not None for c in items):       # 2.5 would not truncate
         raise ArgumentTypeError(f"chunks: expected a tuple of positive ints, found "
                                 f"{short(chunks)}")
+    if len(items) != len(shape):        # (a ValueError, as zarr-python raises)
+        raise ArgumentError(f"chunks: expected {len(shape)} chunk sizes (one per dimension of "
+                            f"shape {shape}), found {short(chunks)}")
     chunks = items
-    out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
-        if len(chunks) == len(shape) else tuple(chunks)
+    out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape))
     if any(isinstance(c, int) and c >= 2**63 for c in out):
         raise ArgumentError(f"chunks: expected a tuple of positive ints below 2**63, found "
                             f"{chunks!r}")

@@ -19,6 +19,7 @@ Errors are one line on standard error, ``zarrx: <message>``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import sys
@@ -67,6 +68,20 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|infinity|nan)", re.IGNORECASE)
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """As argparse's, but an argument no option takes is reported by the command's parser
+        (``zarrx info --help`` is where its options are), with the closest option to a
+        misspelt one (``--jsn``: did you mean ``--json``?)."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(self, "commands", {}).get(getattr(ns, "cmd", None), self)
+            options = [o for o in command._option_string_actions if o.startswith("--")]
+            close = [difflib.get_close_matches(e.split("=")[0], options, n=1, cutoff=0.75)
+                     for e in extras if e.startswith("--")]
+            hint = next((f"; did you mean {c[0]}?" for c in close if c), "")
+            command.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return ns
+
     def error(self, message: str) -> None:  # type: ignore[override]
         message = _URL.sub(lambda m: _redact(m.group(0)), message)
         sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
@@ -90,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
     data.register(sub)
     maintain.register(sub)
     example.register(sub)
+    p.commands = sub.choices            # type: ignore[attr-defined]
     sub.add_parser("bench", help="benchmark against zarr-python and tensorstore "
                                  "(zarrx bench --help for its options)")
     return p

@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 
 from zarrx.api import open_array
+from zarrx.open_args import _ARRAY_KW
 from zarrx.array import Array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks, region_offset
 from zarrx.dask.graph import array_to_dask, store_blocks
-from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, NodeExistsError,
+                          unexpected_keyword)
 from zarrx.store.zip import ZipStore
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
@@ -108,6 +110,11 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     if any(np.isnan(s) for s in arr.shape):
         raise ArgumentError("to_zarrx: the dask array has unknown chunk sizes; call "
                             "compute_chunk_sizes() first")
+    for key in create_array_kwargs:         # named as the function the caller called
+        if key not in _ARRAY_KW | {"name", "overwrite"}:
+            raise unexpected_keyword("to_zarrx", key, _ARRAY_KW | {
+                "name", "overwrite", "component", "storage_options", "region", "compute",
+                "return_stored", "mode"})
     if isinstance(url, Array) or _zarr_python_array(url):
         if component is not None or create_array_kwargs:
             raise ArgumentError("to_zarrx: component= and array-creation arguments apply to a "
@@ -205,7 +212,14 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
     kwargs.setdefault("dtype", arr.dtype)
     if "chunks" not in kwargs:      # the block shape, as dask's to_zarr (also with shards=)
         kwargs["chunks"] = tuple(max(int(max(c, default=0)), 1) for c in arr.chunks)
-    return open_array(url, mode="w" if mode == "w" else "w-", path=path, **sk, **kwargs)
+    try:
+        return open_array(url, mode="w" if mode == "w" else "w-", path=path, **sk, **kwargs)
+    except NodeExistsError as exc:
+        if mode == "w":
+            raise
+        into = ", or mode='r+' to write into it" if isinstance(exc, ContainsArrayError) else ""
+        exc.add_note(f"to_zarrx: pass overwrite=True (or mode='w') to replace it{into}")
+        raise
 
 
 from_zarr = from_zarrx

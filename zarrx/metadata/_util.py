@@ -15,7 +15,7 @@ import numpy as np
 
 from zarrx.errors import MetadataError, ZarrError
 
-__all__ = ["Loc", "short", "safe_repr", "few_names", "INT64_MAX", "UINT64_MAX"]
+__all__ = ["Loc", "short", "safe_repr", "few_names", "not_json", "INT64_MAX", "UINT64_MAX"]
 
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
@@ -263,3 +263,10 @@ def thaw(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [thaw(v) for v in value]
     return value
+
+
+def not_json(obj: Any) -> Any:
+    """``json.dumps``'s refusal of ``obj``, in its words, saying how to store a numpy value."""
+    hint = "; store it as a Python value: .item() of a numpy scalar, .tolist() of an array" \
+        if isinstance(obj, (np.generic, np.ndarray)) else ""
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable{hint}")

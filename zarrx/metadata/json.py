@@ -35,7 +35,7 @@ import numpy as np
 from zarrx import _fork, config
 from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError, ZarrError
 from zarrx.metadata._jsonscan import scan, tree_keys
-from zarrx.metadata._util import Loc, printable, short
+from zarrx.metadata._util import Loc, not_json, printable, short
 from zarrx.store.base import ByteRange, Store
 
 __all__ = ["load", "Loaded", "gc_paused", "dumps", "json_document", "check_tree", "check_attributes",
@@ -173,7 +173,7 @@ def check_attributes(values: dict[str, Any], what: str) -> None:
     what = f"{what} must be JSON-serialisable"
     for key, value in values.items():
         try:
-            text = _json.dumps(value, allow_nan=True, ensure_ascii=False)
+            text = _json.dumps(value, allow_nan=True, ensure_ascii=False, default=not_json)
         except RecursionError:
             continue                        # far too deep: check_tree words it below
         except (TypeError, ValueError) as exc:

@@ -8,7 +8,7 @@ import re
 
 from zarrx.errors import StoreError
 
-__all__ = ["absolute_path", "file_url_path", "check_key", "check_prefix", "key_problem",
+__all__ = ["absolute_path", "file_url_path", "home_expanded", "check_key", "check_prefix", "key_problem",
            "check_path_key",
            "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
@@ -56,6 +56,18 @@ def file_url_path(text: str) -> str | None:
         return None
     path = text[7:]
     return os.path.expanduser(path) if path.startswith("~") else path
+
+
+def home_expanded(obj: object) -> object:
+    """``obj`` with a ``str`` or path-like path starting with ``~`` made one in the home
+    directory (a path-like is returned as its ``str``), as xarray reads the paths it is given
+    (``to_zarr("~/data.zarr")``); anything else as it is. zarrx's own functions take a plain
+    path as written, as zarr-python does."""
+    if isinstance(obj, os.PathLike):
+        obj = os.fspath(obj)
+    if isinstance(obj, str) and obj.startswith("~"):
+        return os.path.expanduser(obj)
+    return obj
 
 
 def check_prefix(prefix: object, store: object) -> str:

@@ -53,6 +53,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from zarrx.errors import checked_call
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.chunk_io import codec_plan
@@ -93,6 +94,7 @@ _ZARR_PYTHON_TEMP = re.compile(r"\.[0-9a-f]{32}\.partial\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+@checked_call
 def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
           remove_strays: bool = False, temp_age: float = SWEEP_AGE, workers: int | None = None,
           storage_options: dict | None = None, progress: Any = None) -> CheckReport:

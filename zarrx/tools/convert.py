@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from zarrx.errors import checked_call
 from zarrx import config, layout
 from zarrx.api import create_group, open_group
 from zarrx.array import Array
@@ -108,6 +109,7 @@ class ConvertReport:
         return "\n".join(lines)
 
 
+@checked_call
 def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: Any = KEEP,
             shards: Any = KEEP, compressors: Any = KEEP, filters: Any = KEEP,
             serializer: Any = KEEP, fill_value: Any = KEEP,

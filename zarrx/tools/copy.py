@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from zarrx.errors import checked_call
 from zarrx.array import Array
 from zarrx.creation import prepare_node
 from zarrx.errors import NodeExistsError, ZarrError
@@ -56,6 +57,7 @@ class CopyReport:
                 f"{human_bytes(self.nbytes)} in {self.elapsed:.1f} s ({human_bytes(rate)}/s)")
 
 
+@checked_call
 def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int | None = None,
          storage_options: dict | None = None, destination_storage_options: dict | None = None,
          progress: Any = None) -> CopyReport:

@@ -22,6 +22,7 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import bounded_block, object_shape
+from zarrx.errors import checked_call
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError,
                           NodeMismatchError, ZarrError)
 from zarrx.group import Group
@@ -34,6 +35,7 @@ from zarrx.metadata.lazy_entries import entry_is_array
 from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
+from zarrx.store.inputs import home_expanded
 from zarrx.xarray.cf_checks import checked_dataset
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 from zarrx.xarray.indexers import empty_slices_forward
@@ -336,8 +338,7 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
         root = filename_or_obj
         path = node_path(group, "engine 'zarrx'", "group")
         return root[path] if path else root  # type: ignore[return-value]
-    if isinstance(filename_or_obj, os.PathLike):
-        filename_or_obj = os.fspath(filename_or_obj)
+    filename_or_obj = home_expanded(filename_or_obj)
     if filename_or_obj is None:         # (which zarrx would take for a new memory store)
         raise ArgumentTypeError("engine 'zarrx': expected a path, URL, store or Group, found "
                                 "None")
@@ -378,6 +379,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
             return os.path.splitext(os.fspath(filename_or_obj).rstrip("/"))[1] == ".zarr"
         return False
 
+    @checked_call
     def open_dataset(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
                      decode_times: Any = True, concat_characters: bool = True,
                      decode_coords: Any = True, drop_variables: str | Iterable[str] | None = None,
@@ -399,6 +401,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                                drop_variables=drop_variables, use_cftime=use_cftime,
                                decode_timedelta=decode_timedelta)
 
+    @checked_call
     def open_groups_as_dict(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
                             decode_times: Any = True, concat_characters: bool = True,
                             decode_coords: Any = True,
@@ -433,6 +436,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                                                skip=_dropped(drop_variables)), **decode)
                 for rel, node in nodes_}
 
+    @checked_call
     def open_datatree(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
                       decode_times: Any = True, concat_characters: bool = True,
                       decode_coords: Any = True,

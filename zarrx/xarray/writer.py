@@ -10,6 +10,7 @@ before the store changes and then applied, is :mod:`zarrx.xarray.write_plan`.
 """
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
@@ -21,9 +22,11 @@ from zarrx.api import consolidate_metadata, open_group
 from zarrx.dask.graph import WriteGate
 from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inherited_format,
                             node_path)
+from zarrx.errors import checked_call
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
                           GroupNotFoundError, MetadataError)
 from zarrx.group import Group
+from zarrx.store.inputs import home_expanded
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
@@ -43,6 +46,7 @@ MODES = ("w", "w-", "a", "a-", "r+")
 READ_ONLY_KEYS = {"preferred_chunks", "source", "original_shape"}
 
 
+@checked_call
 def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = None,
              encoding: Mapping | None = None, *, compute: bool = True,
              consolidated: bool | None = None, append_dim: Hashable | None = None,
@@ -82,6 +86,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
+    store = home_expanded(store)
     archive = zip_archive(store, storage_options)
     if archive is not None:     # entries cannot be replaced: written anew once written
         return write_zip(to_zarrx, ds, archive, group, compute, mode=mode,
@@ -186,8 +191,11 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
         if bad:
+            close = [difflib.get_close_matches(k, sorted(ZARR_KEYS | CF_KEYS), n=1,
+                                               cutoff=0.75) for k in sorted(bad)]
             hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else \
-                "; use compressors" if "compressor" in bad else ""
+                "; use compressors" if "compressor" in bad else \
+                next((f"; did you mean {c[0]!r}?" for c in close if c), "")
             raise ArgumentError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
                                 f"{hint}")
         if enc.get("_Unsigned") is not None and \
