@@ -184,8 +184,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     objects, or codec dicts (``"auto"``: zstd, no filters, the data type's serializer).
     ``overwrite=True`` replaces a node there; otherwise one is a
     :class:`~zarrx.errors.ContainsArrayError` / ``ContainsGroupError``. ``data``, if given,
-    is written at once (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
-    ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
+    is written at once (unless ``write_data=False``). ``config`` is zarr-python's per-array
+    configuration: ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
     layout reads from the returned handle hand out for a Zarr v3 array (nothing is stored),
     while ``order=`` is the order a Zarr v2 array stores. ``storage_options`` configure the
     backend of a store URL (``s3://...``). Without ``zarr_format``, the array takes the format
