@@ -76,6 +76,41 @@ def test_a_shard_replaced_after_the_read_is_merged_again(tmp_path, monkeypatch, 
     np.testing.assert_array_equal(z[...], want)
 
 
+def test_a_shard_the_merge_leaves_all_fill_is_deleted_only_if_unchanged(monkeypatch):
+    """``write_empty_chunks=False``: a stepped write making every cell of a shard the fill
+    value deletes the shard only on the generation it read; another writer's cell landing
+    right after the read keeps the shard, merged again (and the delete, alone, happens)."""
+    def make(store):
+        z = zarrx.create_array(store, shape=(32, 32), chunks=(4, 4), shards=(32, 32),
+                               dtype="i4", fill_value=0, compressors=Zstd(level=0),
+                               config={"write_empty_chunks": False})
+        z[::2, :] = 3
+        return z
+    side = make(MemoryStore())
+    side[1, 1] = 99
+    newer = side.store.get("c/0/0")
+    store = MemoryStore()
+    z = make(store)
+    read, replaced = MemoryStore.get_versioned, []
+
+    def get_versioned(self, key, *args, **kw):
+        got = read(self, key, *args, **kw)
+        if key == "c/0/0" and not replaced:
+            replaced.append(key)
+            MemoryStore.set(self, key, newer)
+        return got
+    calls = _counting(monkeypatch)
+    monkeypatch.setattr(MemoryStore, "get_versioned", get_versioned)
+    z[::2, :] = 0
+    monkeypatch.undo()
+    want = np.zeros((32, 32), dtype="i4")
+    want[1, 1] = 99
+    assert replaced and len(calls) == 2
+    np.testing.assert_array_equal(z[...], want)
+    z[1, 1] = 0
+    assert list(store.list_prefix("c/")) == []
+
+
 def test_a_write_stopped_while_encoding_leaves_the_shard_as_it_was(monkeypatch):
     """An exception that is no ZarrError (here a BaseException, as KeyboardInterrupt is)
     raised by the merged encode passes through, and nothing is stored."""
