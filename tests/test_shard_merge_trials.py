@@ -154,7 +154,7 @@ def test_threads_incrementing_interleaved_rows_of_one_shard_lose_nothing(tmp_pat
             t.start()
         for t in threads:
             t.join()
-    assert errors == [] and len(calls) == 60
+    assert errors == [] and len(calls) >= 60       # every write merged (a retry merges again)
     np.testing.assert_array_equal(z[...], np.full((32, 32), 15, dtype="i4"))
 
 
