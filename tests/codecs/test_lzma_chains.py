@@ -86,3 +86,36 @@ def test_filter_options_written_with_a_fraction_part_read_as_integers(tmp_path, 
     assert a[...].tolist() == [0, 1, 2, 3, 4, 5]
     a[:2] = [7, 8]
     assert zarrx.open_array(str(path), mode="r")[...].tolist() == [7, 8, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_check_and_filter_ids_written_with_a_fraction_part_read_as_integers(tmp_path,
+                                                                            zarr_format):
+    """``"check": -1.0`` and a filter ``"id": 33.0`` are those integers, as ``"format": 1.0``
+    is (they were refused: ``expected -1 (the default) or an lzma.CHECK_* value ..., found
+    -1.0``); ``33.5`` stays refused, naming the field."""
+    import json
+
+    path = tmp_path / "a"
+    conf = {"format": 1, "check": -1, "filters": [{"id": lzma.FILTER_LZMA2, "preset": 1}]}
+    z = zarrx.create_array(str(path), shape=(6,), chunks=(3,), dtype="<i2",
+                           compressors=[{"id": "lzma", **conf}] if zarr_format == 2 else
+                           [{"name": "numcodecs.lzma", "configuration": conf}],
+                           zarr_format=zarr_format)
+    z[...] = np.arange(6)
+    name = ".zarray" if zarr_format == 2 else "zarr.json"
+    doc = json.loads((path / name).read_bytes())
+    stored = doc["compressor"] if zarr_format == 2 else doc["codecs"][-1]["configuration"]
+    stored.update(format=1.0, check=-1.0, filters=[{"id": 33.0, "preset": 1.0}])
+    (path / name).write_text(json.dumps(doc))
+
+    a = zarrx.open_array(str(path), mode="r+")
+    assert a[...].tolist() == [0, 1, 2, 3, 4, 5]
+    a[:2] = [7, 8]
+    assert zarrx.open_array(str(path), mode="r")[...].tolist() == [7, 8, 2, 3, 4, 5]
+
+    stored["filters"] = [{"id": 33.5, "preset": 1}]
+    (path / name).write_text(json.dumps(doc))
+    with pytest.raises(zarrx.MetadataError, match=r"filters\[0\]\.id: expected an lzma "
+                       r"filter id: .*, found 33\.5"):
+        zarrx.open_array(str(path), mode="r")

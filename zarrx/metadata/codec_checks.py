@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.errors import ZarrError
 from zarrx.metadata._util import INT64_MAX, Loc
 
 __all__ = ["BLOSC_CNAMES", "BLOSC_SHUFFLES", "ZSTD_LEVELS", "REQUIRED"]
@@ -355,12 +356,24 @@ def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
     loc.obj(f)
     if "id" not in f:
         raise loc.fail("missing required field 'id'")
-    fid = f["id"]
+    fid = _whole(f["id"], loc / "id")
     if not isinstance(fid, int) or isinstance(fid, bool) or fid not in LZMA_FILTERS:
         known = ", ".join(f"{n} ({i})" for i, (n, _) in LZMA_FILTERS.items())
         raise (loc / "id").error(f"an lzma filter id: {known}", fid)
     loc.keys(f, ("id",), LZMA_FILTERS[fid][1])
-    return {k: v if k == "id" else (loc / k).int(v, 0, 2**32 - 1) for k, v in f.items()}
+    return {k: fid if k == "id" else (loc / k).int(v, 0, 2**32 - 1) for k, v in f.items()}
+
+
+def _whole(value: Any, loc: Loc) -> Any:
+    """``value``, or the integer a stored document's float (``33.0``, ``-1.0``) stands for, as
+    :meth:`Loc.int` reads it (in stored documents only, below 2**53): for settings checked
+    against a set of integers."""
+    if type(value) is float:
+        try:
+            return loc.int(value)
+        except ZarrError:
+            pass
+    return value
 
 
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
@@ -376,7 +389,7 @@ def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
         conf = {k: v for k, v in conf.items() if k != "delta"}
     loc.keys(conf, (), ("format", "check", "preset", "filters"))
     fmt = _int(conf, "format", loc, 1, 1, 3)
-    check = (loc / "check").choice(conf.get("check", -1), LZMA_CHECKS,
+    check = (loc / "check").choice(_whole(conf.get("check", -1), loc / "check"), LZMA_CHECKS,
                                    "-1 (the default) or an lzma.CHECK_* value: 0 (none), 1 "
                                    "(CRC-32), 4 (CRC-64) or 10 (SHA-256)")
     if fmt != 1 and check not in (-1, 0):
