@@ -42,3 +42,27 @@ def _ten():
     z = zarrx.create_array({}, shape=(10,), chunks=(3,), dtype="i4")
     z[...] = np.arange(10)
     return z
+
+
+class NumpySelections(np.ndarray):
+    """A numpy array read with the selection methods of a zarrx array (``oindex``,
+    ``vindex``), so that one selection function reads both."""
+
+    def __new__(cls, a):
+        return np.asarray(a).view(cls)
+
+    @property
+    def oindex(self):
+        return _Take(lambda k: np.asarray(self)[np.ix_(*k)])
+
+    @property
+    def vindex(self):
+        return _Take(lambda k: np.asarray(self)[tuple(k)])
+
+
+class _Take:
+    def __init__(self, take):
+        self.take = take
+
+    def __getitem__(self, k):
+        return self.take(k)

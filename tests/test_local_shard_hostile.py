@@ -20,6 +20,8 @@ from zarrx.errors import ZarrError
 from zarrx.store import LocalStore
 from zarrx.store import _localshard
 
+from indexing_helpers import NumpySelections
+
 M = 2**64 - 1
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 BE = {"name": "bytes", "configuration": {"endian": "big"}}
@@ -366,7 +368,7 @@ def test_a_shard_changed_after_its_index_is_read(tmp_path, monkeypatch, hook, la
         hook(None)
         assert done, name
         now = _python(monkeypatch, tmp_path / "a", sel)
-        old = ("values", sel(_values(v)))                 # the version the index came from
+        old = ("values", sel(NumpySelections(v)))        # the version the index came from
         if name in ("whole", "all"):                    # (the file read whole: one read)
             _same(got, old)
         elif change == "truncated_to_0":
@@ -388,29 +390,6 @@ def test_a_shard_changed_after_its_index_is_read(tmp_path, monkeypatch, hook, la
         f.write_bytes(blob)
         (tmp_path / "old").unlink(missing_ok=True)
         done.clear()
-
-
-class _values(np.ndarray):
-    """The values of an array, with its selection methods (``oindex``, ``vindex``)."""
-
-    def __new__(cls, v):
-        return np.asarray(v).view(cls)
-
-    @property
-    def oindex(self):
-        return _Picker(lambda k: np.asarray(self)[np.ix_(*k)])
-
-    @property
-    def vindex(self):
-        return _Picker(lambda k: np.asarray(self)[tuple(k)])
-
-
-class _Picker:
-    def __init__(self, take):
-        self.take = take
-
-    def __getitem__(self, k):
-        return self.take(k)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -450,7 +429,7 @@ def test_reads_that_fail_are_read_again_by_the_python_path(tmp_path, monkeypatch
     try:
         before = _localshard.counts()["handed_on"]
         for sel in SELS.values():
-            _same(_outcome(tmp_path / "a", sel), ("values", sel(_values(v))))
+            _same(_outcome(tmp_path / "a", sel), ("values", sel(NumpySelections(v))))
         assert _localshard.counts()["handed_on"] - before >= len(SELS)
     finally:
         _localshard.fail_reads(old)

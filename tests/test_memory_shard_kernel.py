@@ -17,6 +17,7 @@ from zarrx.store import MemoryStore
 from zarrx.store import _memshard
 from zarrx.store._values import Value
 
+from indexing_helpers import NumpySelections
 from test_local_shard_hostile import BE, CRC, KINDS, LAYOUTS, LE, SELS, ZSTD, _damage
 
 SHAPE, SHARD, INNER = (64, 64), (32, 32), (8, 8)
@@ -155,30 +156,7 @@ def test_random_arrays_and_selections_read_as_the_python_path_reads_them(monkeyp
             got, read = _kernel(store, sel)
             assert got[0] == "values"
             _same(got, _python(monkeypatch, store, sel))
-            np.testing.assert_array_equal(got[1], sel(_Values(want)))
-
-
-class _Values(np.ndarray):
-    """A numpy array read with the selections of a zarrx array (``oindex``, ``vindex``)."""
-
-    def __new__(cls, a):
-        return np.asarray(a).view(cls)
-
-    @property
-    def oindex(self):
-        return _Take(lambda k: np.asarray(self)[np.ix_(*k)])
-
-    @property
-    def vindex(self):
-        return _Take(lambda k: np.asarray(self)[tuple(k)])
-
-
-class _Take:
-    def __init__(self, take):
-        self.take = take
-
-    def __getitem__(self, k):
-        return self.take(k)
+            np.testing.assert_array_equal(got[1], sel(NumpySelections(want)))
 
 
 def test_a_read_of_many_shards_reads_each_by_the_kernel_once():
