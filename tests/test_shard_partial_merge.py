@@ -12,17 +12,7 @@ from zarrx import shard_merge
 from zarrx.store import LocalStore, MemoryStore
 
 from call_counts import calls_made
-
-CODECS = {"raw": None, "zstd": [{"name": "zstd", "configuration": {"level": 0}}],
-          "crc32c": [{"name": "crc32c"}],
-          "gzip+crc32c": [{"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}]}
-
-
-def _array(store, shape, chunks, ratio, codecs, dtype="f4", fill=7, loc="end", **kw):
-    shards = {"shape": tuple(c * r for c, r in zip(chunks, ratio)), "index_location": loc}
-    return zarrx.create_array(store, name="g/a", shape=shape, chunks=chunks, shards=shards,
-                              dtype=dtype, fill_value=fill, compressors=CODECS[codecs], **kw)
-
+from test_shard_whole_writes import CODECS, _array
 
 @pytest.mark.parametrize("codecs", ["raw", "zstd"])
 def test_a_partial_write_of_shards_makes_few_python_calls_per_inner_chunk(codecs):
