@@ -281,6 +281,27 @@ def test_403_for_a_missing_key_reads_as_missing_when_asked(make, proxy):
         make().get("gone")
 
 
+@pytest.mark.parametrize("code", ["InvalidAccessKeyId", "SignatureDoesNotMatch",
+                                  "ExpiredToken"])
+def test_refused_credentials_are_said_and_never_read_as_missing(make, proxy, code):
+    """A 403 naming refused credentials said to set forbidden_is_missing=True, which would
+    then read every key as missing (fill values); it now says to check the credentials, and
+    fails with or without that setting."""
+    body = f"<Error><Code>{code}</Code><Message>refused</Message></Error>".encode()
+    for store in (make(), make(forbidden_is_missing=True)):
+        proxy.faults.append(Fault(status=403, times=99, body=body,
+                                  match=lambda m, p: p.endswith("/k")))
+        with pytest.raises(RemoteAccessError) as info:
+            store.get("k")
+        assert str(info.value) == (
+            f"{store!r}: cannot read 'k' ({store._url('k')}): HTTP 403 ({code}); the server "
+            "refused the credentials: check the access key and secret (storage_options "
+            "access_key_id and secret_access_key, or key and secret), the session token and "
+            "the AWS_* environment variables")
+        assert SECRET not in str(info.value)
+        proxy.faults.clear()
+
+
 @pytest.mark.parametrize("status", [404, 409])
 def test_a_plain_write_refused_with_404_or_409_is_a_remote_error(make, proxy, status):
     """A plain upload sends no condition: a 404 (a proxy, a server without the path) or a 409

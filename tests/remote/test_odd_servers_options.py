@@ -282,7 +282,18 @@ def test_an_unclassified_obstore_failure_says_its_cause():
      "ObjectStore('memory://typo'): storage_options region: a memory store takes no options"),
     ("s3://bucket/x", "obstore", {"regoin": "eu-west-1"},
      "ObjectStore('s3://bucket/x'): cannot configure the store: UnknownConfigurationKeyError: "
-     "Configuration key: 'regoin' is not valid for store 'S3'."),
+     "Configuration key: 'regoin' is not valid for store 'S3'. Did you mean 'region'?"),
+    ("s3://bucket/x", "obstore", {"endpointurl": "http://127.0.0.1:1"},
+     "ObjectStore('s3://bucket/x'): cannot configure the store: UnknownConfigurationKeyError: "
+     "Configuration key: 'endpointurl' is not valid for store 'S3'. Did you mean "
+     "'endpoint_url' or 'endpoint'?"),
+    ("s3://bucket/x", "obstore", {"anonymous": True},
+     "ObjectStore('s3://bucket/x'): cannot configure the store: UnknownConfigurationKeyError: "
+     "Configuration key: 'anonymous' is not valid for store 'S3'. For unsigned requests give "
+     "anon=True (s3fs's name) or skip_signature=True."),
+    ("s3://bucket/x", "obstore", {"zzz": "1"},
+     "ObjectStore('s3://bucket/x'): cannot configure the store: UnknownConfigurationKeyError: "
+     "Configuration key: 'zzz' is not valid for store 'S3'."),
 ])
 def test_a_storage_option_that_would_be_ignored_is_named(url, backend, so, message):
     """memory:// and file:// stores ignored storage options they do not know (a typo went

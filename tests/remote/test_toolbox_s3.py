@@ -55,3 +55,20 @@ def test_a_destination_inside_an_array_on_s3_is_refused(tmp_path, s3_server, cap
     assert cli.main(["copy", str(src), f"{url}/b", "-q", *opts]) == 0
     assert zarrx.open_group(f"{url}/b", mode="r", storage_options=s3_server.options)["a"].shape \
         == (4,)
+
+
+def test_a_url_with_one_slash_is_refused_not_made_a_local_folder(tmp_path, monkeypatch, capsys):
+    # s3:/bucket (one slash) named a local folder s3: in the working directory: a copy wrote
+    # there, and info said only that there was no such directory
+    src = tmp_path / "src.zarr"
+    zarrx.open_group(str(src), mode="w").create_array("a", shape=(4,), dtype="i4")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    capsys.readouterr()
+    assert cli.main(["copy", str(src), "s3:/bucket/data.zarr", "-q"]) != 0
+    assert cli.main(["info", "s3:/bucket/data.zarr"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("a path starting with 's3:/' is not a URL (a URL has two slashes after "
+                     "'s3:'): write 's3://bucket/data.zarr'") == 2
+    assert list(work.iterdir()) == []

@@ -1,6 +1,8 @@
 """Which store a URL becomes, and the errors when a backend package is missing."""
 from __future__ import annotations
 
+import pathlib
+import re
 import sys
 
 import pytest
@@ -268,3 +270,20 @@ def test_a_bucket_name_botocore_refuses_is_named(url, report):
         store.get("zarr.json")
     assert str(info.value) == (f"{store!r}: cannot read 'zarr.json' ({url}/zarr.json): "
                                f"botocore refused the request: {report}")
+
+
+@pytest.mark.parametrize("path, meant", [
+    ("s3:/bucket/a.zarr", "s3://bucket/a.zarr"), ("S3:bucket/a.zarr", "S3://bucket/a.zarr"),
+    ("gs:/KEY:SECRET@bucket/a", "gs://bucket/a"), ("https:/example.org/d", "https://example.org/d")])
+def test_url_with_one_slash_is_refused_before_a_folder_is_made(tmp_path, monkeypatch, path,
+                                                               meant):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match=r"is not a URL \(a URL has two slashes after "
+                                         rf"'\w+:'\): write '{re.escape(meant)}'") as info:
+        zarrx.create_array(path, shape=(3,), dtype="i4")
+    assert "SECRET" not in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(StoreError, match="is not a URL"):      # pathlib.Path makes s3:/...
+        zarrx.open(pathlib.Path("s3://bucket/a.zarr"), mode="r")
+    local = zarrx.create_array(str(tmp_path / path), shape=(3,), dtype="i4")  # absolute: a folder
+    assert local.shape == (3,)

@@ -13,7 +13,7 @@ from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, Stor
                           StoreNotFoundError)
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
-from zarrx.store.inputs import file_url_path
+from zarrx.store.inputs import file_url_path, one_slash_url
 from zarrx.store.local import LocalStore
 from zarrx.store.memory import MemoryStore
 from zarrx.store.zarrpy import is_zarr_store, wrap_zarr_store
@@ -108,6 +108,8 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         path = os.fspath(obj)
         if not isinstance(path, str):
             raise StoreError(f"make_store: expected a str path, found bytes {path!r}")
+        if (why := one_slash_url(path)) is not None:
+            raise StoreError(f"make_store: {why}")
         local = file_url_path(path)
         if local is not None and not storage_options:
             path = local            # as fsspec's local filesystem reads it (file://~/a: home)

@@ -9,7 +9,7 @@ import re
 from zarrx.errors import StoreError
 
 __all__ = ["absolute_path", "file_url_path", "home_expanded", "check_key", "check_prefix", "key_problem",
-           "check_path_key",
+           "check_path_key", "one_slash_url",
            "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 
@@ -56,6 +56,28 @@ def file_url_path(text: str) -> str | None:
         return None
     path = text[7:]
     return os.path.expanduser(path) if path.startswith("~") else path
+
+
+# the schemes of remote stores; written with one slash or none (``s3:/bucket/a``, which is
+# also what ``pathlib.Path("s3://bucket/a")`` makes of a URL) they would name a local folder
+_ONE_SLASH_URL = re.compile(r"(s3a?|gs|gcs|az|azure|abfss?|adl|https?):(?!//)/?(?=[^/])",
+                            re.IGNORECASE)
+
+
+def one_slash_url(path: str) -> str | None:
+    """Why ``path`` is refused when it starts with a remote store's scheme followed by one
+    slash or none (``s3:/bucket/a``): a URL misspelt (or passed through ``pathlib.Path``)
+    that would otherwise create a local folder named ``s3:``. None for any other path. The
+    message shows the URL as meant, without credentials."""
+    m = _ONE_SLASH_URL.match(path)
+    if m is None:
+        return None
+    from zarrx.store.remote.urls import redact
+    scheme = m.group(1)
+    meant = redact(f"{scheme}://{path[m.end():]}")
+    return (f"a path starting with {path[:m.end()]!r} is not a URL (a URL has two slashes "
+            f"after '{scheme}:'): write {meant!r}, or give a local folder of that name as an "
+            "absolute path")
 
 
 def home_expanded(obj: object) -> object:

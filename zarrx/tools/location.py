@@ -30,7 +30,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.base import absolute_path
-from zarrx.store.inputs import file_url_path
+from zarrx.store.inputs import file_url_path, one_slash_url
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
@@ -275,6 +275,8 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
             _refuse_inside_array_url(text, storage_options)
         # shown without the user name, password or query string (a token) it may carry
         return Location(_store_for(text, mode, storage_options), "", redact(text))
+    if (why := one_slash_url(text)) is not None:
+        raise StoreError(why)           # s3:/bucket would be a local folder named s3:
     local = file_url_path(text)
     path = text if local is None else local
     if not path:

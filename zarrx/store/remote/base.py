@@ -36,10 +36,10 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
                               check_generation, check_path_key, check_prefix, conflict,
                               is_absent, key_problem, refuse_unnamable, sequence_of)
 from zarrx.store.remote import aio, probe_findings
-from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
+from zarrx.store.remote.common import (CREDENTIAL_CODES, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
                                        if_match_of, kept_changing, READ_ATTEMPTS,
-                                       retry_delay, to_bytes, upload_view)
+                                       forbidden_hint, retry_delay, to_bytes, upload_view)
 from zarrx.store.remote.condition_check import check_conditions
 from zarrx.store.remote.lost_answers import put
 from zarrx.store.remote.options import RemoteOptions
@@ -179,7 +179,7 @@ class RemoteStore(RemoteReads, Views, Store):
                     if fail is None:
                         raise
             if fail.kind == "access" and fail.status == 403 and opts.forbidden_is_missing \
-                    and method in ("GET", "HEAD"):
+                    and method in ("GET", "HEAD") and fail.detail not in CREDENTIAL_CODES:
                 fail = Failure("missing", 403)      # a server hiding which keys exist
             if fail.kind in ("missing", "precondition", "exists", "range", "unsupported",
                              "not_partial"):
@@ -198,7 +198,7 @@ class RemoteStore(RemoteReads, Views, Store):
         if attempts > 1:
             what += f" after {attempts} attempts"
         if fail.kind == "access" and fail.status == 403 and action == "read":
-            what += FORBIDDEN_HINT
+            what += forbidden_hint(fail.detail)
         msg = f"{self!r}: cannot {action} {key!r} ({self._url(key)}): {what}"
         cls = {"access": RemoteAccessError, "not_found": RemoteNotFoundError,
                "precondition": ConflictError, "exists": ConflictError,

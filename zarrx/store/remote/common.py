@@ -20,7 +20,8 @@ __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_o
            "window", "collected", "body_limit", "listed_once", "listed_twice", "listed_too_many",
            "status_kind", "retry_delay",
            "first_line", "sent_if_match", "answer_problem", "delete_failure", "kept_changing",
-           "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text", "upload_view"]
+           "READ_ATTEMPTS", "FORBIDDEN_HINT", "CREDENTIAL_CODES",
+           "forbidden_hint", "shown_text", "upload_view"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -29,6 +30,20 @@ OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and obj
 FORBIDDEN_HINT = ("; a server that answers 403 where a key is missing (S3 without list "
                   "permission, some web hosts) reads as missing keys with "
                   "forbidden_is_missing=True")
+
+#: S3's error codes for credentials it refuses (an unknown access key, a wrong secret, an
+#: expired session token): never a missing key, whatever forbidden_is_missing says
+CREDENTIAL_CODES = frozenset(["InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
+                              "InvalidToken", "TokenRefreshRequired"])
+
+
+def forbidden_hint(code: str) -> str:
+    """What to say after a 403 to a read answered with the error ``code``."""
+    if code in CREDENTIAL_CODES:
+        return ("; the server refused the credentials: check the access key and secret "
+                "(storage_options access_key_id and secret_access_key, or key and secret), "
+                "the session token and the AWS_* environment variables")
+    return FORBIDDEN_HINT
 
 TRANSIENT = {"throttled": RemoteThrottledError, "server": RemoteServerError,
              "timeout": RemoteTimeoutError, "connection": RemoteConnectionError}

@@ -30,7 +30,7 @@ from zarrx.store.remote.obstore_listing import (names_below, root_client,
                                                 without_folder_markers)
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
-                                                without_values)
+                                                unknown_key_hint, without_values)
 from zarrx.store.remote.urls import (HTTP_SCHEMES, basic_credentials, bucket_problem,
                                      dot_segment, empty_segment, literal_path, redact, require,
                                      scheme_of, without_userinfo)
@@ -381,9 +381,9 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
             # obstore's message ("'int' object is not an instance of 'str'") names no option
             raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {wrong[0]}: "
                              f"expected a str, found {type(so[wrong[0]]).__name__}") from None
+        shown = without_values(first_line(exc), so, client)
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
-                         f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
-                         ) from None
+                         f"{type(exc).__name__}: {shown}{unknown_key_hint(shown)}") from None
 
 
 def _version(meta: dict) -> str | None:

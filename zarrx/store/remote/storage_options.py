@@ -3,6 +3,8 @@ settings that must be dicts, endpoint URLs, options a filesystem would silently 
 configuration values masked in messages (a secret given under a wrong key stays secret)."""
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Any
 
 from zarrx.errors import ArgumentTypeError, StoreError
@@ -11,7 +13,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
-           "checked_endpoint", "check_s3fs_strings"]
+           "checked_endpoint", "check_s3fs_strings", "unknown_key_hint"]
 
 #: storage options that s3fs and obstore take as dicts of settings
 DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
@@ -156,3 +158,23 @@ def checked_endpoint(owner: str, so: dict) -> Any:
     if endpoint and (problem := endpoint_problem(endpoint)) is not None:
         raise StoreError(f"{owner}: storage_options {named}: {problem}")
     return endpoint
+
+
+#: the S3 options a user most often means, by the names obstore and s3fs give them (a
+#: misspelt one is matched against these to say which was meant)
+_S3_NAMES = ("endpoint", "endpoint_url", "region", "access_key_id", "secret_access_key",
+             "session_token", "skip_signature", "anon", "key", "secret", "token",
+             "client_kwargs", "client_options", "virtual_hosted_style_request")
+_UNKNOWN_KEY = re.compile(r"Configuration key: '([^']*)' is not valid for store 'S3'")
+
+
+def unknown_key_hint(text: str) -> str:
+    """For obstore's message refusing an unknown S3 option, which names no valid one: what
+    the option may have been meant as (`` Did you mean 'endpoint_url'?``), or ``""``."""
+    m = _UNKNOWN_KEY.search(text)
+    if m is None:
+        return ""
+    if m.group(1).lower() in ("anonymous", "public", "unsigned", "no_sign_request"):
+        return " For unsigned requests give anon=True (s3fs's name) or skip_signature=True."
+    close = difflib.get_close_matches(m.group(1).lower(), _S3_NAMES, n=2, cutoff=0.6)
+    return f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
