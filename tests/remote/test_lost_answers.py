@@ -28,12 +28,14 @@ def make(request, s3_server, proxy):
 
     def build():
         url = f"s3://{s3_server.bucket}/{prefix}"
+        # retries: the random trial below fails about 3 PUTs in 10, so 4 retries would give
+        # up on some write in a run now and then (an error, not a lost answer)
         if request.param == "obstore":
             return ObjectStore(url, storage_options={**s3_server.options, "endpoint": proxy.url},
-                               retries=4, backoff=0.01)
+                               retries=16, backoff=0.01)
         return FsspecStore(url, storage_options={**s3_server.fsspec_options,
                                                  "endpoint_url": proxy.url},
-                           retries=4, backoff=0.01)
+                           retries=16, backoff=0.01)
     return build
 
 
