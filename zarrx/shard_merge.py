@@ -15,6 +15,7 @@ import numpy as np
 from zarrx._gather import is_all_rows
 from zarrx.chunk_io import ArrayIO, _assign
 from zarrx.errors import ZarrError
+from zarrx.metadata.grid import MAX_NDIM
 
 __all__ = ["mergeable", "merge_many"]
 
@@ -23,8 +24,10 @@ def mergeable(io: ArrayIO) -> bool:
     """Whether the partial inner chunks of a write :func:`merge_many` may take (besides what
     ``chunk_write._batches`` asks of the write): fixed-size items other than booleans (stored
     bytes other than 0 and 1 are made 0 and 1, one chunk at a time), codecs ``encode_rows``
-    takes once laid out by ``stored_rows``."""
-    if io.dtype.kind == "b" or io.units_per_object == 1 or not io.chunk_shape:
+    takes once laid out by ``stored_rows``; chunks of fewer than numpy's 64 dimensions (they
+    are stacked on one more axis)."""
+    if (io.dtype.kind == "b" or io.units_per_object == 1 or not io.chunk_shape
+            or len(io.chunk_shape) >= MAX_NDIM):
         return False
     from zarrx.codecs.plan_many import encodes_laid_out     # codecs load on first use
     return encodes_laid_out(io.plan(io.chunk_shape))
