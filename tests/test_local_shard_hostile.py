@@ -17,7 +17,7 @@ import pytest
 import zarrx
 from zarrx.codecs._crc32c import crc32c
 from zarrx.errors import ZarrError
-from zarrx.store import LocalStore
+from zarrx.store import LocalStore, MemoryStore
 from zarrx.store import _localshard
 
 from indexing_helpers import NumpySelections
@@ -161,8 +161,9 @@ KINDS = ["empty", "shorter_than_index", "index_only", "junk_before", "past_end",
 
 
 def _outcome(path, sel, threads=1):
-    """The values a read gives, or its error's class and message."""
-    z = zarrx.open_array(str(path), mode="r")
+    """The values a read gives, or its error's class and message (``path``: a folder or a
+    store)."""
+    z = zarrx.open_array(path, mode="r")
     with zarrx.config.set(threads=threads):
         try:
             return "values", sel(z)
@@ -171,9 +172,10 @@ def _outcome(path, sel, threads=1):
 
 
 def _python(monkeypatch, path, sel, threads=1):
-    """:func:`_outcome` with the kernel turned off: every shard read by the Python path."""
+    """:func:`_outcome` with the kernels turned off: every shard read by the Python path."""
     with monkeypatch.context() as m:
         m.setattr(LocalStore, "kernel_paths", lambda self: None)
+        m.setattr(MemoryStore, "kernel_values", lambda self: None)
         return _outcome(path, sel, threads)
 
 

@@ -18,7 +18,8 @@ from zarrx.store import _memshard
 from zarrx.store._values import Value
 
 from indexing_helpers import NumpySelections
-from test_local_shard_hostile import BE, CRC, KINDS, LAYOUTS, LE, SELS, ZSTD, _damage
+from test_local_shard_hostile import (BE, CRC, KINDS, LAYOUTS, LE, SELS, ZSTD, _damage,
+                                      _outcome, _python)
 
 SHAPE, SHARD, INNER = (64, 64), (32, 32), (8, 8)
 
@@ -39,23 +40,6 @@ def _make(store, layout="le-crc-end", inner=(LE, ZSTD), shape=SHAPE, shard=SHARD
     v[8:16, 40:48] = -1                          # shard c/0/1, inner chunk 5: missing
     zarrx.open_array(store, mode="r+")[...] = v
     return v
-
-
-def _outcome(store, sel, threads=1):
-    """The values a read gives, or its error's class and message."""
-    z = zarrx.open_array(store, mode="r")
-    with zarrx.config.set(threads=threads):
-        try:
-            return "values", sel(z)
-        except ZarrError as exc:
-            return type(exc), str(exc)
-
-
-def _python(monkeypatch, store, sel, threads=1):
-    """:func:`_outcome` with the kernel turned off: every shard read by the Python path."""
-    with monkeypatch.context() as m:
-        m.setattr(MemoryStore, "kernel_values", lambda self: None)
-        return _outcome(store, sel, threads)
 
 
 def _kernel(store, sel, threads=1):

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import zarrx
-from zarrx import box_write
 from zarrx.store import LocalStore, MemoryStore
 
 from box_arrays import box_write_case, draw_box, stored_both_ways
 from call_counts import calls_made
+from test_shard_box_write import general_calls  # noqa: F401 - a fixture
 
 CODECS = {"raw": None, "zstd": [{"name": "zstd", "configuration": {"level": 0}}],
           "crc32c": [{"name": "crc32c"}],
@@ -23,20 +23,6 @@ def _array(store, shape, chunks, ratio, codecs, dtype="f4", fill=7, loc="end", *
     shards = {"shape": tuple(c * r for c, r in zip(chunks, ratio)), "index_location": loc}
     return zarrx.create_array(store, name="g/a", shape=shape, chunks=chunks, shards=shards,
                               dtype=dtype, fill_value=fill, compressors=CODECS[codecs], **kw)
-
-
-@pytest.fixture
-def general_calls(monkeypatch):
-    """How many chunk projections each write handed to the general path."""
-    calls: list[int] = []
-    orig = box_write.write_from
-
-    def recording(io, projections, value, **kw):
-        calls.append(len(projections))
-        return orig(io, projections, value, **kw)
-
-    monkeypatch.setattr(box_write, "write_from", recording)
-    return calls
 
 
 @pytest.mark.parametrize("local", [False, True], ids=["memory", "local"])
