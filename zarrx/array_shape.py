@@ -142,6 +142,9 @@ class Reshaping:
                 raise ArgumentTypeError(f"{self.name}: resize takes the shape once, found "
                                         f"{shape!r} and new_shape={new_shape!r}")
             shape = (new_shape,)
+        elif not shape:             # resize(): Python's missing argument, as in zarr-python
+            raise ArgumentTypeError(f"{self.name}: resize() missing the new shape: pass it as "
+                                    f"resize({self.shape!r}) or resize(new_shape=...)")
         one = len(shape) == 1 and not isinstance(shape[0], (int, np.integer))
         try:
             new = tuple(shape[0]) if one else tuple(shape)
