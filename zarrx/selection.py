@@ -162,6 +162,8 @@ def _parse_axis(s: Any, size: int, axis: int, what: str) -> tuple:
         return _parse_slice(s, size, axis)
     if is_int(s):
         return ("int", _parse_int(s, size, axis))
+    if isinstance(s, np.bool_):     # numpy's 0-d boolean array, refused as np.array(True) is
+        s = np.asarray(s)
     if isinstance(s, (list, tuple, np.ndarray)):        # a nested tuple is a sequence, as in numpy
         if isinstance(s, np.ndarray) and s.ndim == 0 and s.dtype.kind in "iu":
             return ("int", _parse_int(int(s), size, axis))
@@ -268,7 +270,7 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
     ndim = len(shape)
     if not isinstance(sel, tuple):
         sel = (sel,)
-    if len(sel) == 1 and isinstance(sel[0], (np.ndarray, list)):
+    if len(sel) == 1 and isinstance(sel[0], (np.ndarray, list, np.bool_)):
         a = _index_array(sel[0], "coordinate selection", VindexInvalidSelectionError)
         if a.dtype == np.bool_:
             if a.shape != shape:
@@ -350,7 +352,8 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
     # a mask in a 1-tuple (``z[mask,]``) is a mask as well, as in numpy and zarr-python; so is
     # a 0-d boolean array of a 0-d array (numpy's ``a[np.array(True)]``)
     alone = selection[0] if type(selection) is tuple and len(selection) == 1 else selection
-    if isinstance(alone, np.ndarray) if ndim == 0 else isinstance(alone, (np.ndarray, list)):
+    if isinstance(alone, (np.ndarray, np.bool_)) if ndim == 0 else \
+            isinstance(alone, (np.ndarray, list)):
         a = _as_index_array(alone)
         if a is not None and a.dtype == np.bool_ and a.shape == tuple(shape):
             return "mask"
