@@ -60,3 +60,54 @@ def test_a_numpy_bool_on_an_nd_array_is_a_vindex_selection_error_as_in_zarr_pyth
     assert type(got["zarr"]).__name__ == "VindexInvalidSelectionError"
     assert isinstance(got["zarrx"], zarrx.errors.VindexInvalidSelectionError)
     assert builtins_of(got["zarr"]) <= builtins_of(got["zarrx"])
+
+
+# where zarr-python 3.1 departs from numpy (docs/guide/migrating.md): zarrx answers as numpy
+
+N = np.arange(12, dtype="i4").reshape(4, 3)
+
+
+def _numbered(**kw):
+    a = zarrx.create_array({}, shape=(4, 3), dtype="i4", chunks=(2, 2), **kw)
+    a[...] = N
+    return a
+
+
+@pytest.mark.parametrize("sel", [np.array(2), (1, np.array(2)), (np.array(-1), slice(None)),
+                                 [], ([], slice(None))],
+                         ids=["0d", "int-and-0d", "0d-and-slice", "empty-list",
+                              "empty-list-and-slice"])
+def test_0d_integer_arrays_and_empty_lists_select_as_in_numpy(sel):
+    a = _numbered()
+    got = a[sel]
+    assert np.asarray(got).shape == N[sel].shape and np.asarray(got).tolist() == N[sel].tolist()
+    assert a.oindex[np.array(1), [0, 2]].tolist() == [3, 5]
+    assert a.vindex[[], []].shape == (0,)
+    a[np.array(1), 0] = 99
+    assert a[1, 0] == 99
+
+
+@pytest.mark.parametrize("dtype", ["u1", "u2", "u8"])
+def test_unsigned_index_arrays_in_any_order_select_the_items_named(dtype):
+    a = zarrx.create_array({}, shape=(3,), dtype="i8", chunks=(1,))
+    a[2] = 7                                 # chunks 0 and 1 missing
+    rows = np.array([0, 2, 1], dtype=dtype)
+    assert a.oindex[rows].tolist() == a[rows].tolist() == a.vindex[rows].tolist() == [0, 7, 0]
+    b = _numbered(fill_value=0)
+    b.oindex[np.array([2, 0], dtype=dtype), :] = [[70, 71, 72], [80, 81, 82]]
+    want = N.copy()
+    want[[2, 0], :] = [[70, 71, 72], [80, 81, 82]]
+    assert b[...].tolist() == want.tolist()
+    assert b.vindex[np.array([3, 0], dtype=dtype), np.array([2, 1], dtype=dtype)].tolist() \
+        == [11, 81]
+
+
+@pytest.mark.parametrize("shards", [None, (2,)])
+def test_complex_values_with_a_nan_part_other_than_the_fill_value_are_kept(shards):
+    fill = complex("nan-2j")
+    a = zarrx.create_array({}, shape=(3,), dtype="c16", chunks=(1,), shards=shards,
+                           fill_value=fill)
+    a[...] = np.array([complex("nan-3j"), fill, complex("nan+5j")])
+    got = a[...]
+    assert [v.imag for v in got.tolist()] == [-3.0, -2.0, 5.0]
+    assert a.nchunks_initialized == (2 if shards is None else 4)
