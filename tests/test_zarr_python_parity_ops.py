@@ -111,3 +111,22 @@ def test_complex_values_with_a_nan_part_other_than_the_fill_value_are_kept(shard
     got = a[...]
     assert [v.imag for v in got.tolist()] == [-3.0, -2.0, 5.0]
     assert a.nchunks_initialized == (2 if shards is None else 4)
+
+
+@pytest.mark.parametrize("how", ["mask", "vindex", "set_mask_selection", "basic"])
+def test_a_value_that_does_not_fit_is_refused_before_any_chunk_is_written(how):
+    a = zarrx.create_array({}, shape=(7, 1, 1), dtype="f4", chunks=(6, 1, 1), fill_value=0)
+    a[...] = 5
+    m = np.zeros((7, 1, 1), bool)
+    m[[1, 3, 6]] = True
+    value = np.array([[1.0], [2.0], [3.0]], "f4")
+    with pytest.raises(zarrx.errors.ArgumentError, match="cannot be broadcast"):
+        if how == "mask":
+            a[m] = value
+        elif how == "vindex":
+            a.vindex[m] = value
+        elif how == "set_mask_selection":
+            a.set_mask_selection(m, value)
+        else:
+            a[:, 0, 0] = np.ones((2, 7), "f4")
+    assert a[...].ravel().tolist() == [5.0] * 7
