@@ -130,3 +130,11 @@ def test_a_value_that_does_not_fit_is_refused_before_any_chunk_is_written(how):
         else:
             a[:, 0, 0] = np.ones((2, 7), "f4")
     assert a[...].ravel().tolist() == [5.0] * 7
+
+
+@pytest.mark.parametrize("dtype", ["U2", "S2"])
+def test_dates_written_to_text_too_narrow_for_them_are_an_argument_error(dtype):
+    a = zarrx.create_array({}, shape=(2,), dtype=dtype, chunks=(1,))
+    with pytest.raises(zarrx.errors.ArgumentError, match="cannot convert value"):
+        a[...] = np.array(["2020-01-01", "NaT"], "M8[s]")
+    assert a.nchunks_initialized == 0
