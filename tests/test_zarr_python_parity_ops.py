@@ -138,3 +138,12 @@ def test_dates_written_to_text_too_narrow_for_them_are_an_argument_error(dtype):
     with pytest.raises(zarrx.errors.ArgumentError, match="cannot convert value"):
         a[...] = np.array(["2020-01-01", "NaT"], "M8[s]")
     assert a.nchunks_initialized == 0
+
+
+def test_arrays_opened_with_other_configurations_are_equal_and_hash_alike():
+    store: dict = {}
+    made = zarrx.create_array(store, shape=(2,), dtype="i1", config={"write_empty_chunks": True})
+    plain = zarrx.open_array(store)
+    other = zarrx.open_array(store, config={"order": "F"})
+    assert made == plain == other and hash(made) == hash(plain) == hash(other)
+    assert len({made, plain, other}) == 1
