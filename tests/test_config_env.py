@@ -80,3 +80,17 @@ def test_an_array_written_in_a_process_configured_by_the_environment(tmp_path):
                 "dtype='i4', chunks=(2,)); z[:] = 0; print(z.nchunks_initialized)")
     assert _run(code("a"), ZARRX_WRITE_EMPTY_CHUNKS="true").stdout.strip() == "2"
     assert _run(code("b")).stdout.strip() == "0"
+
+
+def test_the_settings_module_pickles_by_reference():
+    """A function pickled by value (defined in ``__main__`` or a notebook, as dask.distributed
+    sends it to its workers) whose code names ``config`` carries ``zarrx.config`` with it:
+    the module must pickle as its import, as every module does."""
+    import pickle
+
+    cloudpickle = pytest.importorskip("cloudpickle")
+    assert pickle.loads(pickle.dumps(zarrx.config)) is zarrx.config
+    namespace = {"__name__": "__main__", "zarrx": zarrx}
+    exec("def work(n):\n    with zarrx.config.set(threads=1):\n        return n + 1\n", namespace)
+    work = pickle.loads(cloudpickle.dumps(namespace["work"]))
+    assert work(1) == 2

@@ -67,6 +67,7 @@ requests; ``None`` means the CPU count).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import types
@@ -311,6 +312,11 @@ class _Settings(types.ModuleType):
             set(**{name: value})
             return
         super().__setattr__(name, value)
+
+    def __reduce__(self) -> tuple:
+        # pickled as its import, as pickle libraries treat plain modules (cloudpickle sends
+        # this one along with any function pickled by value whose code names ``config``)
+        return importlib.import_module, (self.__name__,)
 
 
 _values = _environment(os.environ)

@@ -244,9 +244,13 @@ class ZarrxDataStore(AbstractDataStore):
         self.skip = frozenset(skip)
         #: the _FillValue attributes that do not decode, by variable (see open_variable)
         self.fill_problems: dict[str, MetadataError] = {}
+        self._arrays: list[tuple[str, ArrayMeta]] | None = None
 
     def _metas(self) -> list[tuple[str, ArrayMeta]]:
-        return [(k, m) for k, m in array_metas(self.group) if k not in self.skip]
+        # the group is listed once: xarray asks for the variables more than once
+        if self._arrays is None:
+            self._arrays = [(k, m) for k, m in array_metas(self.group) if k not in self.skip]
+        return self._arrays
 
     def open_variable(self, name: str, meta: ArrayMeta) -> Any:
         from xarray import Variable

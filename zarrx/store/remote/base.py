@@ -123,8 +123,9 @@ class RemoteStore(RemoteReads, Views, Store):
     async def _delete_if(self, key: str, etag: str) -> None:
         raise NotImplementedError
 
-    async def _list(self, prefix: str) -> list[str]:
-        """Keys below the folder ``prefix`` ("" or ending in "/"), relative to the store."""
+    async def _list(self, prefix: str, state: dict) -> list[str]:
+        """Keys below the folder ``prefix`` ("" or ending in "/"), relative to the store;
+        ``state`` is kept across the attempts of one listing (to resume it)."""
         raise NotImplementedError
 
     def _failure(self, exc: BaseException) -> Failure | None:
@@ -405,9 +406,10 @@ class RemoteStore(RemoteReads, Views, Store):
         return iter([k for k in self._run(self._listing(folder)) if k.startswith(prefix)])
 
     async def _listing(self, folder: str) -> list[str]:
+        state: dict = {}
         try:
             return await self._call("LIST", "list", folder or "<root>",
-                                    lambda: self._list(folder))
+                                    lambda: self._list(folder, state))
         except Failure as fail:
             if fail.kind == "missing":
                 return []

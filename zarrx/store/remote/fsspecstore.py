@@ -29,8 +29,7 @@ from zarrx.errors import MissingDependencyError, StoreError, ZarrError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once, \
-    listed_too_many
+from zarrx.store.remote.common import OnMeta, delete_failure, first_line
 from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
                                              is_async, lost_writes, read_only_fs, sized_info, sizeless,
                                              upload_body)
@@ -39,6 +38,7 @@ from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
 from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.s3fs_listing import s3_find
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
 from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, redact_urls, \
     require, scheme_of, split_chain
@@ -403,7 +403,7 @@ class FsspecStore(RemoteStore):
         await self.fs._call_s3("delete_object", Bucket=bucket, Key=k, IfMatch=etag)
         self.fs.invalidate_cache(self._full(key))
 
-    async def _list(self, prefix: str) -> list[str]:
+    async def _list(self, prefix: str, state: dict) -> list[str]:
         if self._web:
             base = f"{self.root}/{quote(prefix.rstrip('/'), safe='/')}" if prefix else self.root
         else:
@@ -421,7 +421,7 @@ class FsspecStore(RemoteStore):
                                              self._query, self._bounded,
                                              self.options.max_listed)
             elif self.is_s3 and self._async and hasattr(self.fs, "_iterdir"):
-                found = await self._s3_find(base)
+                found = await s3_find(self, base, state)
             elif self._async:
                 found = await afind_within(self.fs, base or "", self.options.max_listed)
             else:
@@ -450,31 +450,6 @@ class FsspecStore(RemoteStore):
                 continue
             # a server's directory listing links to names percent-encoded, as URLs
             out.append(unquote(p[cut:].partition("?")[0]) if self._web else p[cut:])
-        return out
-
-    async def _s3_find(self, base: str) -> list[str]:
-        """The paths below ``base`` (``bucket/key``), as ``fs._find`` gives them, read page by
-        page: a server that repeats its pages, or goes on naming new keys past
-        ``RemoteOptions.max_listed``, is an error, not a listing that never ends."""
-        bucket, _, key = base.partition("/")
-        seen: set[str] = set()
-        out = []
-        try:
-            async for info in self.fs._iterdir(bucket, delimiter="",
-                                               prefix=f"{key}/" if key else ""):
-                listed_once(seen, info["name"].removeprefix(f"{self.root}/"))
-                if len(seen) > self.options.max_listed:
-                    raise listed_too_many(self.options.max_listed)
-                out.append(info["name"])
-        except (KeyError, ValueError, TypeError) as exc:
-            if type(exc).__module__.startswith(("botocore", "aiobotocore")):
-                raise                   # botocore's own (its configuration): classified
-            # s3fs reads the fields of a page without looking (a bare KeyError naming the
-            # field, NextContinuationToken for a page saying the listing goes on without
-            # one, or the ValueError of a Size or LastModified that is no number or date)
-            what = f"a field it lacks, {exc}" if isinstance(exc, KeyError) else first_line(exc)
-            raise Failure("bad_response", None, f"the server's listing cannot be read: {what}"
-                          ) from None
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:

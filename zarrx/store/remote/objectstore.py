@@ -18,15 +18,16 @@ import os
 from typing import Any
 
 from zarrx import _fork
+from zarrx.store.remote import base as remote_base
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
-                                       gather_all, sent_if_match, status_kind,
-                                       window)
+from zarrx.store.remote.common import (TRANSIENT, OnMeta, asked, body_limit, collected,
+                                       first_line, gather_all, retry_delay, sent_if_match,
+                                       status_kind, window)
 from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.obstore_delete import send_delete
 from zarrx.store.remote.obstore_failures import failure_of
-from zarrx.store.remote.obstore_listing import (names_below, root_client,
+from zarrx.store.remote.obstore_listing import (Listed, names_below, resumes, root_client,
                                                 without_folder_markers)
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
@@ -235,18 +236,32 @@ class ObjectStore(RemoteStore):
             return
         raise Failure(status_kind(status, ""), status)
 
-    async def _list(self, prefix: str) -> list[str]:
+    async def _list(self, prefix: str, state: dict) -> list[str]:
         if self._lister is None:
             self._lister = root_client(self._client)
         lister, below, named = self._lister
         full = (below + self._prefix + prefix).rstrip("/")
         obs = _obstore()
 
-        def after(last: str) -> Any:    # S3: a listing cut by a page without its token
-            return obs.list(lister, prefix=full or None, offset=last)
-        found = await names_below(obs.list(lister, prefix=full or None), named + self._prefix,
-                                  prefix, self.options.max_listed,
-                                  rest=after if type(lister).__name__ == "S3Store" else None)
+        def listing(after: str | None) -> Any:
+            return obs.list(lister, prefix=full or None, offset=after)
+        # a bucket's listing cut by a transient failure goes on after its last path: at
+        # once when the attempt took paths, else after the store's retry wait (``_call``)
+        resume = resumes(lister)
+        listed = state.setdefault("listed", Listed()) if resume else Listed()
+        while True:
+            taken = len(listed.seen)
+            try:
+                found = await names_below(listing, named + self._prefix, prefix,
+                                          self.options.max_listed, listed=listed,
+                                          complete=type(lister).__name__ == "S3Store")
+                break
+            except Exception as exc:  # noqa: BLE001 - classified; re-raised unless resumed
+                fail = exc if isinstance(exc, Failure) else self._failure(exc)
+                if not resume or fail is None or fail.kind not in TRANSIENT \
+                        or len(listed.seen) == taken:
+                    raise
+                await remote_base._pause(retry_delay(self.options, 0, fail.retry_after))
         names, doubtful = without_folder_markers(found, prefix.rstrip("/"))
         if doubtful:
             # a name that may be a marker "name/" as well is a key only when it answers to

@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from zarrx.store.remote.common import listed_too_many, listed_twice
 
-__all__ = ["root_client", "names_below", "without_folder_markers"]
+__all__ = ["root_client", "names_below", "without_folder_markers", "Listed", "resumes"]
 
 #: the obstore stores whose ``prefix`` names a key prefix in a bucket or container
 _PREFIXED = ("S3Store", "GCSStore", "AzureStore")
@@ -46,37 +46,59 @@ def root_client(client: Any) -> tuple[Any, str, str]:
     return root, prefix + "/", prefix + "/"
 
 
-async def names_below(stream: Any, root: str, folder: str, most: int, *,
-                      rest: Any = None) -> list[tuple[str, int]]:
-    """``(name, size)`` of each path of ``stream`` (an obstore listing of the full paths below
-    ``root + folder``) below ``root + folder``, named relative to ``root``; a listing that
-    repeats a path is a bad response (a server ignoring its continuation token would be asked
-    for pages for ever). obstore lists a folder marker ``name/`` as ``name``: the marker of
-    ``folder`` itself is listed as ``folder`` without its slash.
+class Listed:
+    """What one listing has taken so far, kept across its attempts: a listing of a bucket cut
+    by a transient failure (throttling, a 5xx, a dropped connection) goes on after the last
+    path it took, so that each page, not the whole listing, has the store's retries."""
 
-    ``rest(after)``: a listing of the paths after ``after`` (S3's ``start-after``), asked
-    after the last path listed until it names none past it. obstore takes a page that says the
-    listing goes on (``IsTruncated``) but gives no continuation token for the last page, and
-    shows neither the flag nor where its pages ended, so a listing cut that way looks whole
-    whatever the size of its pages (a server's 1000, or fewer): the paths after the last one
-    complete it, one more request for a listing that is whole (an empty page). A path written
-    by another writer meanwhile is listed as a listing begun later would list it; the paths a
-    server ignoring ``start-after`` sends again (not past the last) are left out."""
-    found: list[tuple[str, int]] = []
-    seen: set[str] = set()
-    twice: set[str] = set()
-    last = await _take(stream, root + folder, len(root), most, found, seen, twice, None)
-    while rest is not None and last is not None:
-        last = await _take(rest(last), root + folder, len(root), most, found, seen, twice,
-                           last)
-    return found
+    __slots__ = ("found", "seen", "twice", "last")
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, int]] = []
+        self.seen: set[str] = set()
+        self.twice: set[str] = set()
+        self.last: str | None = None       # the greatest path taken
 
 
-async def _take(stream: Any, below: str, cut: int, most: int, found: list, seen: set,
-                twice: set, after: str | None) -> str | None:
-    """The paths of ``stream`` past ``after`` into ``found`` (see :func:`names_below`); the
+def resumes(client: Any) -> bool:
+    """Whether listings of ``client`` come in the order of their paths, so that one cut short
+    goes on with the paths after the last it took (a bucket's; not a WebDAV server's)."""
+    return type(client).__name__ in _PREFIXED
+
+
+async def names_below(listing: Any, root: str, folder: str, most: int, *,
+                      complete: bool = False, listed: Listed | None = None
+                      ) -> list[tuple[str, int]]:
+    """``(name, size)`` of each path that ``listing(after)`` (an obstore listing of the full
+    paths below ``root + folder``, from the first or, given ``after``, after it) gives below
+    ``root + folder``, named relative to ``root``; a listing that repeats a path is a bad
+    response (a server ignoring its continuation token would be asked for pages for ever).
+    obstore lists a folder marker ``name/`` as ``name``: the marker of ``folder`` itself is
+    listed as ``folder`` without its slash. ``listed``: what earlier attempts of this listing
+    took; it starts after their last path.
+
+    ``complete``: the paths after the last path listed are asked for (S3's ``start-after``)
+    until none is past it. obstore takes a page that says the listing goes on
+    (``IsTruncated``) but gives no continuation token for the last page, and shows neither the
+    flag nor where its pages ended, so a listing cut that way looks whole whatever the size of
+    its pages (a server's 1000, or fewer): the paths after the last one complete it, one more
+    request for a listing that is whole (an empty page). A path written by another writer
+    meanwhile is listed as a listing begun later would list it; the paths a server ignoring
+    ``start-after`` sends again (not past the last) are left out."""
+    listed = Listed() if listed is None else listed
+    last = await _take(listing(listed.last), root + folder, len(root), most, listed,
+                       listed.last)
+    while complete and last is not None:
+        last = await _take(listing(last), root + folder, len(root), most, listed, last)
+    return listed.found
+
+
+async def _take(stream: Any, below: str, cut: int, most: int, listed: Listed,
+                after: str | None) -> str | None:
+    """The paths of ``stream`` past ``after`` into ``listed`` (see :func:`names_below`); the
     greatest of them, None when there is none."""
     last = None
+    found, seen, twice = listed.found, listed.seen, listed.twice
     async for chunk in stream:
         for m in chunk:
             path = m["path"]
@@ -91,6 +113,8 @@ async def _take(stream: Any, below: str, cut: int, most: int, found: list, seen:
                 raise listed_too_many(most)
             if last is None or path > last:
                 last = path
+            if listed.last is None or path > listed.last:
+                listed.last = path
             if path.startswith(below) or (below and path == below[:-1]):
                 found.append((path[cut:], m["size"]))
     return last

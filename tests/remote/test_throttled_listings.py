@@ -1,0 +1,102 @@
+"""A listing of many pages that the server throttles now and then (HTTP 503 SlowDown to one
+request in two): each failed page is asked for again, after the last key listed, so the
+store's retries apply to each page. Both stores started the whole listing again at every
+failure, so a listing of more pages than a few never completed under throttling that failed
+one request in a hundred (each attempt needed every page to succeed)."""
+from __future__ import annotations
+
+import http.server
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from loopback import not_found, serving
+
+from zarrx.errors import RemoteThrottledError
+
+pytest.importorskip("aiohttp")
+
+KEYS = [f"d/a/k{i:04d}" for i in range(1000)]
+
+
+class _ThrottlingListHandler(http.server.BaseHTTPRequestHandler):
+    """An S3 endpoint listing ``KEYS`` in pages of ``page`` keys (continuation tokens and
+    ``start-after`` honoured), answering 503 SlowDown to the listing requests ``fails`` picks
+    (by their number, from 1). Records each listing request's query."""
+
+    protocol_version = "HTTP/1.1"
+    page = 100
+    asked: list = []
+    fails = staticmethod(lambda n: n % 2 == 0)
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        query = parse_qs(urlparse(self.path).query)
+        if "list-type" not in query:
+            return not_found(self)
+        cls = type(self)
+        cls.asked.append(query)
+        if cls.fails(len(cls.asked)):
+            body = b"<Error><Code>SlowDown</Code><Message>Reduce your request rate.</Message></Error>"
+            self.send_response(503)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        prefix = query.get("prefix", [""])[0]
+        after = query.get("continuation-token", [""])[0] or query.get("start-after", [""])[0]
+        keys = [k for k in KEYS if k.startswith(prefix) and k > after]
+        page, more = keys[:cls.page], len(keys) > cls.page
+        items = "".join(f"<Contents><Key>{k}</Key><LastModified>2024-01-01T00:00:00.000Z"
+                        f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
+                        for k in page)
+        token = f"<NextContinuationToken>{page[-1]}</NextContinuationToken>" if more else ""
+        body = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
+                '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
+                f"<Prefix>{prefix}</Prefix><KeyCount>{len(page)}</KeyCount>"
+                f"<MaxKeys>{cls.page}</MaxKeys><IsTruncated>{'true' if more else 'false'}"
+                f"</IsTruncated>{items}{token}</ListBucketResult>").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _store(backend: str, endpoint: str, retries: int):
+    from zarrx.store import remote
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        return remote.ObjectStore("s3://bkt/d", retries=retries, backoff=0.001, storage_options={
+            "endpoint": endpoint, "access_key_id": "a", "secret_access_key": "b",
+            "region": "us-east-1"})
+    pytest.importorskip("s3fs")
+    return remote.FsspecStore("s3://bkt/d", retries=retries, backoff=0.001, storage_options={
+        "endpoint_url": endpoint, "key": "a", "secret": "b"})
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_listing_throttled_every_other_request_completes(backend):
+    H = _ThrottlingListHandler
+    H.asked, H.fails = [], staticmethod(lambda n: n % 2 == 0)
+    with serving(H) as endpoint:
+        store = _store(backend, endpoint, retries=1)
+        assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS]
+    # each page is asked for about twice (once refused), never the whole listing again
+    assert len(H.asked) <= 2 * (len(KEYS) // H.page + 1) + 1
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_page_refused_every_time_gives_up_after_the_retries(backend):
+    """Resuming never hides a page that fails at every attempt: the listing fails, naming
+    the attempts, after a bounded number of requests."""
+    H = _ThrottlingListHandler
+    H.asked, H.fails = [], staticmethod(lambda n: n > 3)      # from the 4th page on
+    with serving(H) as endpoint:
+        store = _store(backend, endpoint, retries=2)
+        with pytest.raises(RemoteThrottledError) as info:
+            list(store.list_prefix("a/"))
+    assert str(info.value).startswith(f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): HTTP 503")
+    assert len(H.asked) <= 3 + 2 * 3
