@@ -33,7 +33,7 @@ from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed
     listed_too_many
 from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
                                              is_async, lost_writes, read_only_fs, sized_info, sizeless,
-                                             upload_body)
+                                             upload_body, zip_names_as_keys)
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
@@ -151,11 +151,11 @@ class FsspecStore(RemoteStore):
         self.read_only_reason = lost_writes(self.fs, fs)
         read_only = read_only or self._web or read_only_fs(self.fs) or bool(self.read_only_reason)
         super().__init__(read_only=read_only, options=opts)
+        zip_names_as_keys(self.fs, fs, repr(self))      # zip::file:///a.zip: as ZipStore reads
 
     def _cannot_write(self) -> str | None:
-        if self._web or read_only_fs(self.fs):
-            return "its filesystem is read-only"
-        return self.read_only_reason or None
+        web = self._web or read_only_fs(self.fs)
+        return "its filesystem is read-only" if web else (self.read_only_reason or None)
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict | None = None,
