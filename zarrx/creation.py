@@ -35,10 +35,10 @@ __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_par
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None, *,
-           path: Any = "", replacing: bool = True) -> Store:
+           path: Any = "", replacing: bool = True, what: str = "make_store") -> Store:
     """The store ``store`` names, opened for ``mode``. ``path`` and ``replacing``: the node a
     creating call (mode ``"w"``) makes there, and whether it replaces what is there (see
-    :func:`_zip_mode`)."""
+    :func:`_zip_mode`); ``what``, the function errors name."""
     check_storage_options(storage_options, store)
     if store is None:
         if storage_options:               # a TypeError, as zarr-python raises
@@ -51,7 +51,8 @@ def _store(store: Any, mode: str, storage_options: dict | None = None, *,
                                      f"(found {sorted(storage_options)!r})")
         from zarrx.storage import DictStore
         return DictStore(store, read_only=mode == "r")
-    return make_store(store, _zip_mode(store, mode, path, replacing), storage_options)
+    return make_store(store, _zip_mode(store, mode, path, replacing), storage_options,
+                      _what=what)
 
 
 def _zip_mode(store: Any, mode: str, path: Any, replacing: bool) -> str:
@@ -223,7 +224,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     overwrite = flag_arg(overwrite, "create_array", "overwrite")
     write_data = flag_arg(write_data, "create_array", "write_data")
     st = _store(store, "w", storage_options, path=path if name is None else name,
-                replacing=overwrite)
+                replacing=overwrite, what=_what)
     path = node_path(path, "create_array", new=True)
     if name is not None:
         name_path = node_path(name, "create_array", "name", new=True)
