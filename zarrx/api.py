@@ -229,8 +229,9 @@ def _reopen(created: NodeExistsError, reopen: Callable[[], Any]) -> Any:
 def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
     """Mode ``a`` found no node: on a read-only store (an HTTP server's) it cannot make one."""
     if st.read_only:
+        why = st.read_only_reason or "the store is read-only"
         raise ReadOnlyError(f"{what}: no {node.split(' ', 1)[1]} at {_where(st, path)}, and "
-                            f"mode 'a' cannot create {node} there: the store is read-only")
+                            f"mode 'a' cannot create {node} there: {why}")
 
 
 def _group(st: Store, path: str, meta: GroupMeta, mode: str,
