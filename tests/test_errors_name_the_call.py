@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import (ArgumentTypeError, GroupNotFoundError, StoreArgumentError,
+from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, StoreArgumentError,
                           StoreError)
 
 
@@ -85,3 +85,60 @@ def test_a_misspelt_keyword_is_never_matched_to_a_private_one(tmp_path):
     assert str(info.value) == "create_array() got an unexpected keyword argument 'mode'"
     with pytest.raises(ArgumentTypeError, match=r"did you mean 'chunks'\?$"):
         zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype="i1", chunk=(1,))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda s, **k: zarrx.open(s, **k), "open"),
+    (lambda s, **k: zarrx.open_array(s, **k), "open_array"),
+    (lambda s, **k: zarrx.open_group(s, **k), "open_group"),
+    (lambda s, **k: zarrx.create((2,), store=s, **k), "create"),
+    (lambda s, **k: zarrx.zeros((2,), store=s, **k), "zeros"),
+    (lambda s, **k: zarrx.array([1, 2], store=s, **k), "array"),
+])
+def test_an_unknown_mode_names_the_function(call, name):
+    # before: mode: expected one of ..., naming no function
+    store: dict = {}
+    with pytest.raises(zarrx.ArgumentError) as info:
+        call(store, mode="x")
+    assert str(info.value) == f"{name}: mode: expected one of r, r+, a, w, w-, found 'x'"
+    assert store == {}
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda s, **k: zarrx.open(s, mode="w", shape=(4,), dtype="i1", **k), "open"),
+    (lambda s, **k: zarrx.open_array(s, mode="w", shape=(4,), dtype="i1", **k), "open_array"),
+    (lambda s, **k: zarrx.create((4,), store=s, dtype="i1", **k), "create"),
+    (lambda s, **k: zarrx.full((4,), 1, store=s, dtype="i1", **k), "full"),
+    (lambda s, **k: zarrx.create_array(s, shape=(4,), dtype="i1", **k), "create_array"),
+    (lambda s, **k: zarrx.save_array(s, np.arange(4, dtype="i1"), **k), "save_array"),
+])
+def test_arguments_of_the_array_an_open_or_save_creates_name_that_function(call, name):
+    # before: create_array: ..., or 'array metadata: attributes: ...' for create_array itself
+    store: dict = {}
+    cases = [({"chunks": (2,), "shards": (3,)}, ArgumentError,
+              f"{name}: shards[0]=3 must be a positive multiple of chunks[0]=2 (or 0 on an axis "
+              f"of length 0, with positive chunks)"),
+             ({"config": 5}, ArgumentTypeError, f"{name}: config: expected a mapping, found int 5"),
+             ({"attributes": [1]}, ArgumentTypeError,
+              f"{name}: attributes: expected a mapping of str keys to JSON values, found list "
+              f"[1]"),
+             ({"zarr_format": 2, "shards": (2,)}, ArgumentError,
+              f"{name}: shards= needs zarr_format=3 (Zarr v2 has no sharding)")]
+    for kwargs, error, message in cases:
+        with pytest.raises(error) as info:
+            call(store, **kwargs)
+        assert str(info.value) == message
+    assert store == {}
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "full_like", "empty_like"])
+def test_the_like_functions_name_themselves(name):
+    # before: zeros: ..., ones: ..., create: ..., empty: ...
+    source = zarrx.zeros((4,), chunks=(2,), dtype="i1")
+    call = getattr(zarrx, name)
+    with pytest.raises(ArgumentError) as info:
+        call(source, mode="x")
+    assert str(info.value) == f"{name}: mode: expected one of r, r+, a, w, w-, found 'x'"
+    with pytest.raises(ArgumentTypeError) as info:
+        call(source, config=5)
+    assert str(info.value) == f"{name}: config: expected a mapping, found int 5"

@@ -82,7 +82,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    check_mode(mode)
+    check_mode(mode, _what)
     st = _store(store, mode, storage_options, path=path, what=_what)
     path = node_path(path, _what)
     use_consolidated = kwargs.pop("use_consolidated", None)
@@ -143,7 +143,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
-    check_mode(mode)
+    check_mode(mode, _what)
     st = _store(store, mode, storage_options, path=path, what=_what)
     path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
@@ -258,7 +258,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    check_mode(mode)
+    check_mode(mode, "open_array")
     st = _store(store, mode, storage_options, path=path, what="open_array")
     path = node_path(path, "open_array")
     if mode in ("r", "r+", "a"):
@@ -325,16 +325,18 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
                       storage_options=storage_options, _what="group")
 
 
-def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+def zeros(shape: Any, store: StoreLike | None = None, *, _what: str = "zeros",
+          **kwargs: Any) -> Array:
     """An array whose every cell reads as 0 (``create``'s keywords)."""
-    refuse_keywords("zeros", kwargs, ("fill_value",))
-    return create(shape, store=store, fill_value=0, _what="zeros", **kwargs)
+    refuse_keywords(_what, kwargs, ("fill_value",))
+    return create(shape, store=store, fill_value=0, _what=_what, **kwargs)
 
 
-def ones(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+def ones(shape: Any, store: StoreLike | None = None, *, _what: str = "ones",
+          **kwargs: Any) -> Array:
     """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
-    refuse_keywords("ones", kwargs, ("fill_value",))
-    return create(shape, store=store, fill_value=1, _what="ones", **kwargs)
+    refuse_keywords(_what, kwargs, ("fill_value",))
+    return create(shape, store=store, fill_value=1, _what=_what, **kwargs)
 
 
 def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
@@ -343,23 +345,24 @@ def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: 
     return create(shape, store=store, fill_value=fill_value, _what="full", **kwargs)
 
 
-def empty(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+def empty(shape: Any, store: StoreLike | None = None, *, _what: str = "empty",
+          **kwargs: Any) -> Array:
     """An array whose cells read as the fill value (``fill_value=``, default 0) until written."""
-    return create(shape, store=store, _what="empty", **kwargs)
+    return create(shape, store=store, _what=_what, **kwargs)
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
     """``zeros`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
     refuse_keywords("zeros_like", kwargs, ("fill_value",))
-    return zeros(**like_arguments(a, kwargs, fill=False))
+    return zeros(**like_arguments(a, kwargs, fill=False), _what="zeros_like")
 
 
 def ones_like(a: Any, **kwargs: Any) -> Array:
     """``ones`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
     refuse_keywords("ones_like", kwargs, ("fill_value",))
-    return ones(**like_arguments(a, kwargs, fill=False))
+    return ones(**like_arguments(a, kwargs, fill=False), _what="ones_like")
 
 
 _FROM_SOURCE = object()
@@ -373,13 +376,13 @@ def full_like(a: Any, fill_value: Any = _FROM_SOURCE, **kwargs: Any) -> Array:
     elif not isinstance(a, Array):
         raise ArgumentTypeError(f"full_like: fill_value= is required when the source is not a "
                                 f"zarrx Array (found {type(a).__name__})")
-    return create(**like_arguments(a, kwargs, fill=True))
+    return create(**like_arguments(a, kwargs, fill=True), _what="full_like")
 
 
 def empty_like(a: Any, **kwargs: Any) -> Array:
     """An array like ``a`` whose cells read as its fill value (that of ``a`` when it is a zarrx
     :class:`Array`) until written."""
-    return empty(**like_arguments(a, kwargs, fill=True))
+    return empty(**like_arguments(a, kwargs, fill=True), _what="empty_like")
 
 
 # create's own ``path`` names the array (``name=`` is refused, as zarr-python refuses it)
@@ -405,7 +408,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     overwrite = flag_arg(overwrite, _what, "overwrite")
     mode = kwargs.pop("mode", None)
     mode = "a" if mode is None else mode
-    check_mode(mode)
+    check_mode(mode, _what)
     store = _store(store, "w", kwargs.pop("storage_options", None), path=path,
                    replacing=overwrite or mode == "w", what=_what)
     new_path = node_path(path, _what, "path", new=True)

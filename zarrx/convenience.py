@@ -305,7 +305,7 @@ def _from_array_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
         kw["name"] = kw.pop("path")
     mode = kw.pop("mode", None)
     if mode is not None:
-        check_mode(mode)
+        check_mode(mode, "array")
         if mode == "r":
             raise ReadOnlyError("array: mode 'r' opens read-only; an array cannot be created "
                                 "with it")
