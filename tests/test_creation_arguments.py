@@ -296,8 +296,8 @@ def test_a_write_empty_chunks_that_is_not_a_bool_is_refused_before_anything_is_w
 
 
 def test_a_mode_that_is_not_a_str_is_an_argument_error():
-    with pytest.raises(ArgumentError, match=r"^mode: expected one of r, r\+, a, w, w-, found "
-                                            r"array\(\[1, 2\]\)$"):
+    with pytest.raises(ArgumentError, match=r"^open_array: mode: expected one of r, r\+, a, w, "
+                                            r"w-, found array\(\[1, 2\]\)$"):
         zarrx.open_array(MemoryStore(), mode=np.array([1, 2]))
 
 

@@ -151,8 +151,13 @@ def test_a_struct_fill_value_and_dtype_are_not_shared(tmp_path):
     zarrx.create_array(path, shape=(4,), chunks=(2,), dtype=dt,
                        fill_value=np.array((1, 2.0), dtype=dt)[()])
     a = zarrx.open_array(path)
-    with pytest.raises(ValueError, match="read-only"):     # numpy's own refusal
-        a.fill_value["a"] = 7
+    fill = a.fill_value                         # an np.void, as zarr-python's: a copy to change
+    assert type(fill) is np.void and fill.dtype == dt
+    fill["a"] = 7
+    assert fill.tolist() == (7, 2.0) and a.fill_value.tolist() == (1, 2.0)
+    assert a[3].tolist() == (1, 2.0)            # what the handle reads is unchanged
+    with pytest.raises(ValueError, match="read-only"):     # the metadata's: numpy's refusal
+        a.metadata.fill_value["a"] = 7
     a.dtype.names = ("x", "y")                  # a numpy dtype can be renamed: this handle's
     b = zarrx.open_array(path)
     assert b.dtype.names == ("a", "b") and b.metadata.data_type.numpy.names == ("a", "b")

@@ -104,7 +104,7 @@ def _attrs_of_group(path, fmt, attrs):
 
 @pytest.mark.parametrize("fmt", [2, 3])
 @pytest.mark.parametrize("make,where", [
-    (_attrs_of_array, "array metadata: attributes"),
+    (_attrs_of_array, "create_array: attributes"),
     (_attrs_set_later, "attributes of array '/'"),
     (_attrs_of_group, "open_group: attributes")], ids=["create_array", "attrs", "group"])
 @pytest.mark.parametrize("attrs,key", [

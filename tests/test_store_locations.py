@@ -149,7 +149,7 @@ def test_a_reference_url_refuses_writes_that_would_be_lost(tmp_path):
         for mode in ("w", "w-", "r+"):
             with pytest.raises(ReadOnlyError) as info:
                 zarrx.open_group("reference://", mode=mode, storage_options=so)
-            assert str(info.value) == (f"make_store: FsspecStore('reference:', read_only=True) "
+            assert str(info.value) == (f"open_group: FsspecStore('reference:', read_only=True) "
                                        f"is read-only, cannot open it with mode {mode!r}: "
                                        f"{_LOST}")
         g = zarrx.open_group("reference://", mode="a", storage_options=so)

@@ -220,7 +220,7 @@ def test_an_order_other_than_c_or_f_is_refused(fn, fmt):
             "zeros": lambda **kw: zarrx.zeros(store={}, **kw),
             "open": lambda **kw: zarrx.open({}, mode="w", **kw)}[fn]
     with pytest.raises(zarrx.ArgumentError, match=re.escape(
-            "create_array: order: expected 'C' or 'F', found 'K'")):
+            f"{fn}: order: expected 'C' or 'F', found 'K'")):
         call(shape=(2,), dtype="i4", order="K", zarr_format=fmt)
 
 

@@ -325,7 +325,7 @@ def test_creation_attributes_that_are_not_json_are_type_errors_naming_the_key(va
                         (lambda lib: lib.create_group({}).create_group("g", attributes=attributes),
                          "create_group"),
                         (lambda lib: lib.create_array({}, shape=(1,), dtype="i4",
-                                                      attributes={"v": value}), "array metadata")]:
+                                                      attributes={"v": value}), "create_array")]:
         got = both(call)
         assert isinstance(got["zarr"], TypeError) or "keys" in found
         assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)

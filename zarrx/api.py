@@ -37,14 +37,14 @@ __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "
            "consolidate_metadata", "open_consolidated", "create", "zeros", "ones",
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"]
 
-def _write_empty_chunks(kwargs: dict) -> bool | None:
+def _write_empty_chunks(kwargs: dict, what: str) -> bool | None:
     """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
     ``config=`` (zarr-python's per-array configuration)."""
     value = kwargs.get("write_empty_chunks")
     config = kwargs.get("config")
     if value is None and isinstance(config, dict):
         value = config.get("write_empty_chunks")
-    return None if value is None else flag_arg(value, "open", "write_empty_chunks")
+    return None if value is None else flag_arg(value, what, "write_empty_chunks")
 
 
 def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
@@ -65,7 +65,7 @@ def _default_mode(store: Any, mode: str | None) -> str:
 
 def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A001
          path: str | None = None, zarr_format: int | None = None,
-         zarr_version: int | None = None, **kwargs: Any) -> Array | Group:
+         zarr_version: int | None = None, _what: str = "open", **kwargs: Any) -> Array | Group:
     """Open the array or group at ``path`` (v2 or v3, auto-detected); in modes ``a``/``w``/``w-``
     create it when missing (an array if ``shape`` is given, else a group). ``mode`` defaults to
     ``r`` for a read-only store, else ``a``. Other keywords: those of :func:`create` (used when
@@ -75,15 +75,16 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     ``https://``... with ``storage_options=``), a zarrx store, a ``dict``, an fsspec mapper or
     a zarr-python store; None, a new memory store. ``mode``: ``r`` read only, ``r+`` read and
     write an existing node, ``a`` also create it when missing, ``w`` create, replacing what is
-    there, ``w-`` create, failing if a node exists."""
-    zarr_format = format_of(zarr_format, zarr_version, "open")
-    check_keywords("open", kwargs, _OPEN_KW)
+    there, ``w-`` create, failing if a node exists. (``_what``: the function errors name, for
+    the functions built on this one.)"""
+    zarr_format = format_of(zarr_format, zarr_version, _what)
+    check_keywords(_what, kwargs, _OPEN_KW)
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    check_mode(mode)
-    st = _store(store, mode, storage_options, path=path)
-    path = node_path(path, "open")
+    check_mode(mode, _what)
+    st = _store(store, mode, storage_options, path=path, what=_what)
+    path = node_path(path, _what)
     use_consolidated = kwargs.pop("use_consolidated", None)
     found = None
     if mode in ("r", "r+", "a"):
@@ -91,40 +92,41 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
         if isinstance(meta, GroupMeta):
             extra = [k for k in kwargs if k != "attributes"]
             if extra:                        # zarr-python: open_group refuses them (TypeError)
-                raise ArgumentTypeError(f"open: {extra[0]}= is an array argument, but the node "
+                raise ArgumentTypeError(f"{_what}: {extra[0]}= is an array argument, but the node "
                                         f"at {_where(st, path)} is a group")
-            return _group(st, path, meta, mode, use_consolidated)
+            return _group(st, path, meta, mode, use_consolidated, _what)
         if meta is not None:
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=_write_empty_chunks(kwargs),
-                         order=_memory_order(kwargs, meta, "open"))
-        _other_format(st, path, zarr_format, "open", mode,
+                         write_empty_chunks=_write_empty_chunks(kwargs, _what),
+                         order=_memory_order(kwargs, meta, _what))
+        _other_format(st, path, zarr_format, _what, mode,
                       ArrayNotFoundError if "shape" in kwargs else GroupNotFoundError, found)
         if mode != "a" and "shape" in kwargs:   # zarr-python: open_array's error
-            raise ArrayNotFoundError(f"open: no array at {missing_at(st, path)}")
+            raise ArrayNotFoundError(f"{_what}: no array at {missing_at(st, path)}")
         if mode != "a":
-            raise GroupNotFoundError(f"open: no array or group at {missing_at(st, path)}")
-        _cannot_create(st, path, "open", "an array or group")
+            raise GroupNotFoundError(f"{_what}: no array or group at {missing_at(st, path)}")
+        _cannot_create(st, path, _what, "an array or group")
     if mode == "w-":
-        _check_unused(st, path, "open")
+        _check_unused(st, path, _what)
     creating = dict(kwargs)
     try:
         if "shape" in creating:
             return create(store=st, path=path, zarr_format=zarr_format, overwrite=(mode == "w"),
-                          _mode=mode, _found=found, _what="open", **creating)
+                          _mode=mode, _found=found, _what=_what, **creating)
         attributes = creating.pop("attributes", None)
         if creating:
-            raise ArgumentTypeError(f"open: {next(iter(creating))}= is an array argument, but "
-                                    f"no shape= was given, so open would create a group at "
+            raise ArgumentTypeError(f"{_what}: {next(iter(creating))}= is an array argument, but "
+                                    f"no shape= was given, so {_what} would create a group at "
                                     f"{_where(st, path)}")
         return create_group(st, path=path, zarr_format=zarr_format, overwrite=(mode == "w"),
-                            attributes=attributes, _mode=mode, _found=found, _what="open")
+                            attributes=attributes, _mode=mode, _found=found, _what=_what)
     except NodeExistsError as exc:
         if mode != "a":
             raise
         created = exc
     return _reopen(created, lambda: open(st, mode="r+", path=path, zarr_format=zarr_format,
-                                         use_consolidated=use_consolidated, **kwargs))
+                                         use_consolidated=use_consolidated, _what=_what,
+                                         **kwargs))
 
 
 @checked_call
@@ -141,8 +143,8 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
-    check_mode(mode)
-    st = _store(store, mode, storage_options, path=path)
+    check_mode(mode, _what)
+    st = _store(store, mode, storage_options, path=path, what=_what)
     path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
         meta, found = _opened(st, path, zarr_format, use_consolidated, mode)
@@ -227,8 +229,9 @@ def _reopen(created: NodeExistsError, reopen: Callable[[], Any]) -> Any:
 def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
     """Mode ``a`` found no node: on a read-only store (an HTTP server's) it cannot make one."""
     if st.read_only:
+        why = st.read_only_reason or "the store is read-only"
         raise ReadOnlyError(f"{what}: no {node.split(' ', 1)[1]} at {_where(st, path)}, and "
-                            f"mode 'a' cannot create {node} there: the store is read-only")
+                            f"mode 'a' cannot create {node} there: {why}")
 
 
 def _group(st: Store, path: str, meta: GroupMeta, mode: str,
@@ -255,14 +258,14 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    check_mode(mode)
-    st = _store(store, mode, storage_options, path=path)
+    check_mode(mode, "open_array")
+    st = _store(store, mode, storage_options, path=path, what="open_array")
     path = node_path(path, "open_array")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, ArrayMeta):
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=_write_empty_chunks(kwargs),
+                         write_empty_chunks=_write_empty_chunks(kwargs, "open_array"),
                          order=_memory_order(kwargs, meta, "open_array"))
         if meta is not None:
             raise ContainsGroupError(f"open_array: the node at {_where(st, path)} is a group")
@@ -296,7 +299,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     the node and those above it, when a caller read them to decide the format; ``_what``: the
     function errors name, for the functions that create groups through this one.)"""
     overwrite = flag_arg(overwrite, _what, "overwrite")
-    st = _store(store, "w", storage_options, path=path, replacing=overwrite)
+    st = _store(store, "w", storage_options, path=path, replacing=overwrite, what=_what)
     path = node_path(path, _what, new=True)
     found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, found)
@@ -322,16 +325,18 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
                       storage_options=storage_options, _what="group")
 
 
-def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+def zeros(shape: Any, store: StoreLike | None = None, *, _what: str = "zeros",
+          **kwargs: Any) -> Array:
     """An array whose every cell reads as 0 (``create``'s keywords)."""
-    refuse_keywords("zeros", kwargs, ("fill_value",))
-    return create(shape, store=store, fill_value=0, _what="zeros", **kwargs)
+    refuse_keywords(_what, kwargs, ("fill_value",))
+    return create(shape, store=store, fill_value=0, _what=_what, **kwargs)
 
 
-def ones(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+def ones(shape: Any, store: StoreLike | None = None, *, _what: str = "ones",
+          **kwargs: Any) -> Array:
     """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
-    refuse_keywords("ones", kwargs, ("fill_value",))
-    return create(shape, store=store, fill_value=1, _what="ones", **kwargs)
+    refuse_keywords(_what, kwargs, ("fill_value",))
+    return create(shape, store=store, fill_value=1, _what=_what, **kwargs)
 
 
 def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
@@ -340,23 +345,24 @@ def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: 
     return create(shape, store=store, fill_value=fill_value, _what="full", **kwargs)
 
 
-def empty(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+def empty(shape: Any, store: StoreLike | None = None, *, _what: str = "empty",
+          **kwargs: Any) -> Array:
     """An array whose cells read as the fill value (``fill_value=``, default 0) until written."""
-    return create(shape, store=store, _what="empty", **kwargs)
+    return create(shape, store=store, _what=_what, **kwargs)
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
     """``zeros`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
     refuse_keywords("zeros_like", kwargs, ("fill_value",))
-    return zeros(**like_arguments(a, kwargs, fill=False))
+    return zeros(**like_arguments(a, kwargs, fill=False), _what="zeros_like")
 
 
 def ones_like(a: Any, **kwargs: Any) -> Array:
     """``ones`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
     refuse_keywords("ones_like", kwargs, ("fill_value",))
-    return ones(**like_arguments(a, kwargs, fill=False))
+    return ones(**like_arguments(a, kwargs, fill=False), _what="ones_like")
 
 
 _FROM_SOURCE = object()
@@ -370,13 +376,13 @@ def full_like(a: Any, fill_value: Any = _FROM_SOURCE, **kwargs: Any) -> Array:
     elif not isinstance(a, Array):
         raise ArgumentTypeError(f"full_like: fill_value= is required when the source is not a "
                                 f"zarrx Array (found {type(a).__name__})")
-    return create(**like_arguments(a, kwargs, fill=True))
+    return create(**like_arguments(a, kwargs, fill=True), _what="full_like")
 
 
 def empty_like(a: Any, **kwargs: Any) -> Array:
     """An array like ``a`` whose cells read as its fill value (that of ``a`` when it is a zarrx
     :class:`Array`) until written."""
-    return empty(**like_arguments(a, kwargs, fill=True))
+    return empty(**like_arguments(a, kwargs, fill=True), _what="empty_like")
 
 
 # create's own ``path`` names the array (``name=`` is refused, as zarr-python refuses it)
@@ -402,9 +408,9 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     overwrite = flag_arg(overwrite, _what, "overwrite")
     mode = kwargs.pop("mode", None)
     mode = "a" if mode is None else mode
-    check_mode(mode)
+    check_mode(mode, _what)
     store = _store(store, "w", kwargs.pop("storage_options", None), path=path,
-                   replacing=overwrite or mode == "w")
+                   replacing=overwrite or mode == "w", what=_what)
     new_path = node_path(path, _what, "path", new=True)
     # read once, for the format and create_array's checks
     found = ancestors_for(store, new_path, _found,
@@ -470,7 +476,7 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
     inline ``consolidated_metadata`` in the group's ``zarr.json``) and return the group. With
     ``zarr_format``, the group must be of that format. Later metadata writes through the store
     keep it in step, at the store root or below it (:mod:`zarrx.metadata.nodes`)."""
-    st = _store(store, "r+", storage_options)
+    st = _store(store, "r+", storage_options, what="consolidate_metadata")
     path = node_path(path, "consolidate_metadata")
     zarr_format = check_format(zarr_format, none=True)
     if zarr_format is not None:

@@ -177,8 +177,13 @@ class Array(Selecting, Reshaping, Node):
 
     @property
     def fill_value(self) -> Any:
+        """The fill value; a struct's (an ``np.void``, as zarr-python's) is a copy of the
+        handle's own to change freely: what the array reads and writes keeps the stored one."""
         fill = self._meta.fill_value
-        return self._owned_meta().fill_value if isinstance(fill, np.void) else fill
+        if isinstance(fill, np.void):
+            own = self._owned_meta().fill_value
+            return np.array(own, dtype=own.dtype)[()]
+        return fill.copy() if isinstance(fill, np.ndarray) else fill
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:

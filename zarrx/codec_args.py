@@ -19,6 +19,7 @@ filter's ``dtype``...).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -176,11 +177,13 @@ def _probe_shape(chunks: Any, ndim: int) -> tuple[int, ...]:
 
 def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any, filters: Any,
                  serializer: Any, compressors: Any, zarr_format: int,
-                 order: str = "C", at: str = "serializer") -> tuple[dict[str, Any], Any]:
+                 order: str = "C", at: str = "serializer",
+                 what: str = "create_array") -> tuple[dict[str, Any], Any]:
     """``(codec arguments of make_array_meta, grid chunks)``: v3 ``{"codecs": [...]}``, v2
     ``{"filters": [...], "compressor": ...}``; the grid's chunks are the shard shape when
     ``shards`` is given. Messages name a sharding ``serializer`` and what is inside it by
-    their place ``at`` (``serializer``, or inside it when nested)."""
+    their place ``at`` (``serializer``, or inside it when nested), and the function called
+    ``what``."""
     dt, endian = resolve_dtype(dtype, zarr_format)
     if zarr_format == 2:
         endian = endian or "little"
@@ -195,13 +198,13 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     inside = None           # where the codecs are, when they come from a sharding serializer
     if ser is not None and ser.name == "sharding_indexed" and flt and v3:
         return transposed_shards(dtype, shape, chunks, shards, flt, ser, compressors, order, at,
-                                 build=build_codecs)
+                                 build=functools.partial(build_codecs, what=what))
     if ser is not None and ser.name == "sharding_indexed":
         chunks, shards, flt, ser, comp, index_codecs = unshard(
             ser, chunks, shards, flt, compressors, zarr_format, at)
         if ser.name == "sharding_indexed":
             return nested_shards(dtype, chunks, shards, flt, ser, comp, index_codecs, order, at,
-                                 build=build_codecs)
+                                 build=functools.partial(build_codecs, what=what))
         inside = f"{at}.configuration"
     elif _auto(compressors):
         comp = [CodecSpec("zstd", {"level": 0, "checksum": False})]
@@ -216,7 +219,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
             ser = CodecSpec("bytes", {"endian": "little"})   # filters make multi-byte items
     probe = _probe_shape(chunks, len(shape))
     if zarr_format == 2:
-        return _v2(dt, flt, ser, comp, shards, probe, order, endian), chunks
+        return _v2(dt, flt, ser, comp, shards, probe, order, endian, what), chunks
     names = _names(len(flt), 0, len(comp)) if inside is None else \
         [f"{WHERE} {inside}.codecs[{i}]" for i in range(len(flt) + 1 + len(comp))]
     inner = _stored_order(list(complete_specs([*flt, ser, *comp], dt, probe, key=WHERE,
@@ -232,24 +235,24 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     elif isinstance(shards, Mapping) and "shape" in shards:
         shard_shape = _int_tuple(shards["shape"], len(shape))   # type: ignore[assignment]
         if shard_shape is None:             # a TypeError, as for shards= itself
-            raise ArgumentTypeError(f"create_array: shards['shape']: expected a tuple of ints, "
+            raise ArgumentTypeError(f"{what}: shards['shape']: expected a tuple of ints, "
                                     f"found {short(shards['shape'])}")
         index_location = shards.get("index_location", "end")
         if index_location not in ("start", "end"):
-            raise ArgumentError(f"create_array: shards['index_location']: expected 'start' or "
+            raise ArgumentError(f"{what}: shards['index_location']: expected 'start' or "
                                 f"'end', found {short(index_location)}")
     elif _int_tuple(shards, len(shape)) is not None:
         shard_shape, index_location = _int_tuple(shards, len(shape)), "end"
     else:                                   # a TypeError, as in zarr-python
-        raise ArgumentTypeError(f"create_array: shards: expected a tuple of ints, "
+        raise ArgumentTypeError(f"{what}: shards: expected a tuple of ints, "
                                 f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
                                 f"found {short(shards)}")
     if _int_tuple(chunks) is None:          # chunks of several lengths along an axis
-        raise ArgumentTypeError(f"create_array: chunks: the inner chunks of a sharded array "
+        raise ArgumentTypeError(f"{what}: chunks: the inner chunks of a sharded array "
                                 f"have one length per axis (a tuple of ints), found "
                                 f"{short(chunks)}")
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
-        raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
+        raise ArgumentError(f"{what}: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")
     for ax, (s, c) in enumerate(zip(shard_shape, chunks)):
         # a shard length of 0 (no shards) only along an axis of length 0, as zarr-python
@@ -259,7 +262,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
                                 f"the shard size {s} along axis {ax} (shard shape "
                                 f"{tuple(shard_shape)}), found {c}")
         if c <= 0 or s < (shape[ax] > 0) or s % c:
-            raise ArgumentError(f"create_array: shards[{ax}]={s} must be a positive multiple "
+            raise ArgumentError(f"{what}: shards[{ax}]={s} must be a positive multiple "
                                 f"of chunks[{ax}]={c} (or 0 on an axis of length 0, with "
                                 f"positive chunks)")
     sharding = CodecSpec("sharding_indexed", {
@@ -273,13 +276,13 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
 
 
 def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
-        probe: tuple[int, ...], order: str, endian: str) -> dict[str, Any]:
+        probe: tuple[int, ...], order: str, endian: str, what: str) -> dict[str, Any]:
     """Zarr v2: the filters (an object codec among them for variable-length types) and one
     compressor, completed as the v3-shaped chain they are lowered to."""
     if shards is not None:
-        raise ArgumentError("create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
+        raise ArgumentError(f"{what}: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
     if len(comp) > 1:
-        raise ArgumentTypeError(f"create_array: Zarr v2 takes at most one compressor, found "
+        raise ArgumentTypeError(f"{what}: Zarr v2 takes at most one compressor, found "
                                 f"{len(comp)}")
     vlen = ("vlen-utf8", "vlen-bytes")
     objects = [f for f in flt if f.name in vlen]
@@ -287,12 +290,12 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
         ser = ser if ser.name in vlen else objects[0]
     flt = [f for f in flt if f.name not in vlen]
     if dt.variable and ser.name not in vlen:
-        raise ArgumentError(f"create_array: a variable-length data type needs the serializer "
+        raise ArgumentError(f"{what}: a variable-length data type needs the serializer "
                             f"vlen-utf8 or vlen-bytes in Zarr v2, found {ser.name!r}")
     spec = ser.to_spec() if isinstance(ser, Codec) else ser
     wanted = (spec.configuration or {}).get("endian") if spec.name == "bytes" else None
     if wanted is not None and dt.itemsize > 1 and wanted != endian:
-        raise ArgumentError(f"create_array: serializer: the bytes codec's endian {wanted!r} "
+        raise ArgumentError(f"{what}: serializer: the bytes codec's endian {wanted!r} "
                             f"differs from the byte order of the data type ({endian}); a Zarr "
                             f"v2 array stores its byte order in the data type: pass dtype="
                             f"'{'>' if wanted == 'big' else '<'}{dt.numpy.str[1:]}'")

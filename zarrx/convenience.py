@@ -48,52 +48,55 @@ def _array_like(arr: Any) -> bool:
 
 def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
                storage_options: dict | None = None, zarr_version: int | None = None,
-               **kwargs: Any) -> None:
+               _what: str = "save_array", **kwargs: Any) -> None:
     """Save one array at ``path``. ``mode`` (default ``a``: an existing node is an error) and
-    the other keywords of :func:`~zarrx.create_array` are accepted."""
-    zarr_format = format_of(zarr_format, zarr_version, "save_array")
-    refuse_keywords("save_array", kwargs, ("name", "shape", "dtype", "data"))   # from arr
+    the other keywords of :func:`~zarrx.create_array` are accepted. (``_what``: the function
+    errors name, :func:`save` for one.)"""
+    zarr_format = format_of(zarr_format, zarr_version, _what)
+    refuse_keywords(_what, kwargs, ("name", "shape", "dtype", "data"))   # from arr
     if not _array_like(arr):
-        raise ArgumentTypeError(f"save_array: arr must be a numpy array (or an array with "
+        raise ArgumentTypeError(f"{_what}: arr must be a numpy array (or an array with "
                                 f"shape and dtype), found {type(arr).__name__}")
     zarr_format = check_format(zarr_format, none=True)
+    node_path(path, _what, new=True)            # before the store is opened (or made)
     mode = kwargs.pop("mode", "a")
-    overwrite = flag_arg(kwargs.pop("overwrite", None), "save_array", "overwrite") or mode == "w"
+    overwrite = flag_arg(kwargs.pop("overwrite", None), _what, "overwrite") or mode == "w"
     chunks = kwargs.pop("chunks", None)
     if chunks is None:
         chunks = getattr(arr, "chunks", None)
         chunks = chunks if isinstance(chunks, tuple) else "auto"
-    st = _store(store, "w", storage_options, path=path, replacing=overwrite)
+    st = _store(store, "w", storage_options, path=path, replacing=overwrite, what=_what)
     create_array(st, name=path, shape=arr.shape,
-                 dtype=data_dtype(np.asarray(arr), "save_array"),
+                 dtype=data_dtype(np.asarray(arr), _what),
                  chunks=chunks, overwrite=overwrite,
-                 zarr_format=zarr_format, data=np.asarray(arr), **kwargs)
+                 zarr_format=zarr_format, data=np.asarray(arr), _what=_what, **kwargs)
 
 
 def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
                storage_options: dict | None = None, zarr_version: int | None = None,
-               **kwargs: Any) -> None:
+               _what: str = "save_group", **kwargs: Any) -> None:
     """Save several arrays in a new group at ``path`` (replacing what is there): positional
-    ones as ``arr_0``, ``arr_1``..., keyword ones under their names."""
-    zarr_format = format_of(zarr_format, zarr_version, "save_group")
+    ones as ``arr_0``, ``arr_1``..., keyword ones under their names. (``_what``: the function
+    errors name, :func:`save` for one.)"""
+    zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
     for i, arr in enumerate(args):
         if not _array_like(arr):
-            raise ArgumentTypeError(f"save_group: argument {i} must be a numpy array (or an "
+            raise ArgumentTypeError(f"{_what}: argument {i} must be a numpy array (or an "
                                     f"array with shape and dtype), found {type(arr).__name__}")
     for k, arr in kwargs.items():
         if not _array_like(arr):
-            raise ArgumentTypeError(f"save_group: keyword argument {k!r} must be a numpy array, "
+            raise ArgumentTypeError(f"{_what}: keyword argument {k!r} must be a numpy array, "
                                     f"found {type(arr).__name__}")
     if not args and not kwargs:
-        raise ArgumentError("save_group: at least one array must be provided")
-    st = _store(store, "w", storage_options, path=path)
-    at = node_path(path, "save_group", new=True)
+        raise ArgumentError(f"{_what}: at least one array must be provided")
+    at = node_path(path, _what, new=True)
+    st = _store(store, "w", storage_options, path=path, what=_what)
     fmt = inherited_format(st, at, zarr_format)
-    named = _member_names([(f"argument {i}", f"arr_{i}") for i in range(len(args))]
+    named = _member_names(_what, [(f"argument {i}", f"arr_{i}") for i in range(len(args))]
                           + [(f"keyword argument {k!r}", k) for k in kwargs])
     arrays = [np.asarray(a) for a in (*args, *kwargs.values())]
-    items = [(nodes.join(at, k), a, data_dtype(a, "save_group")) for k, a in zip(named, arrays)]
+    items = [(nodes.join(at, k), a, data_dtype(a, _what)) for k, a in zip(named, arrays)]
     # mode "w" replaces what is at path: every array is made first where nothing is lost (a
     # memory store, without its data), so one that cannot be saved replaces nothing
     scratch = MemoryStore()
@@ -101,7 +104,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                          data=arr, write_data=False) for name, arr, dtype in items]
     for made_array, (_, arr, _) in zip(made, items):
         made_array._as_stored(arr)              # data the dtype cannot take: nothing replaced
-    open_group(st, mode="w", path=at, zarr_format=fmt)
+    open_group(st, mode="w", path=at, zarr_format=fmt, _what=_what)
     # the arrays written as one hierarchy: the consolidated metadata above them is edited a
     # fixed number of times, not twice an array
     metas = dict(write_hierarchy(st, {rel: a.metadata for rel, a in zip(named, made)},
@@ -110,18 +113,18 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
         Array(st, name, metas[name])[...] = arr
 
 
-def _member_names(given: list[tuple[str, str]]) -> list[str]:
+def _member_names(what: str, given: list[tuple[str, str]]) -> list[str]:
     """The member paths of :func:`save_group`'s arrays (``given``: how each was passed, and its
     name), checked before anything is replaced: each names a member (not the group itself),
     no two the same one, none below another (an array has no children)."""
     names: dict[str, str] = {}
     for how, name in given:
-        rel = node_path(name, "save_group", how, new=True)
+        rel = node_path(name, what, how, new=True)
         if not rel:
-            raise ArgumentError(f"save_group: {how}: expected the name of a member, found "
+            raise ArgumentError(f"{what}: {how}: expected the name of a member, found "
                                 f"{name!r}, which names the group itself")
         if rel in names:
-            raise ArgumentError(f"save_group: {names[rel]} and {how} both name the array "
+            raise ArgumentError(f"{what}: {names[rel]} and {how} both name the array "
                                 f"{rel!r}")
         names[rel] = how
     for rel, how in names.items():
@@ -129,7 +132,7 @@ def _member_names(given: list[tuple[str, str]]) -> list[str]:
         for part in rel.split("/")[:-1]:
             above = f"{above}/{part}" if above else part
             if above in names:
-                raise ArgumentError(f"save_group: {how} names {rel!r}, below the array "
+                raise ArgumentError(f"{what}: {how} names {rel!r}, below the array "
                                     f"{above!r} of {names[above]} (an array has no children)")
     return list(names)
 
@@ -143,10 +146,10 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
         raise ArgumentError("save: at least one array must be provided")
     if len(args) == 1 and not kwargs:
         save_array(store, args[0], zarr_format=zarr_format, path=path,
-                   storage_options=storage_options)
+                   storage_options=storage_options, _what="save")
     else:
         save_group(store, *args, zarr_format=zarr_format, path=path,
-                   storage_options=storage_options, **kwargs)
+                   storage_options=storage_options, _what="save", **kwargs)
 
 
 @checked_call
@@ -156,7 +159,7 @@ def load(store: Any, path: str | None = None, zarr_format: int | None = None,
     numpy arrays by name (its direct children)."""
     zarr_format = format_of(zarr_format, zarr_version, "load")
     node = open(store, mode="r", path=path, zarr_format=zarr_format,
-                storage_options=storage_options)
+                storage_options=storage_options, _what="load")
     if isinstance(node, Array):
         return node[...]
     return {name: a[...] for name, a in node.arrays()}
@@ -231,7 +234,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
     store = _store(store, "w", storage_options, path=name,
-                   replacing=overwrite is True)
+                   replacing=overwrite is True, what="from_array")
     write_data = flag_arg(write_data, "from_array", "write_data")
     if isinstance(data, Array) and write_data and flag_arg(overwrite, "from_array",
                                                            "overwrite"):
@@ -302,7 +305,7 @@ def _from_array_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
         kw["name"] = kw.pop("path")
     mode = kw.pop("mode", None)
     if mode is not None:
-        check_mode(mode)
+        check_mode(mode, "array")
         if mode == "r":
             raise ReadOnlyError("array: mode 'r' opens read-only; an array cannot be created "
                                 "with it")
@@ -327,7 +330,8 @@ def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = Fal
     first. Everything is checked before anything is written, and everything is written before
     this returns: an existing node is an error unless ``overwrite``."""
     root = any(isinstance(p, str) and not p.strip("/") for p in nodes)
-    st = _store(store, "w", path="" if root else "below", replacing=overwrite is True)
+    st = _store(store, "w", path="" if root else "below", replacing=overwrite is True,
+                what="create_hierarchy")
     return iter([(path, Array(st, path, meta) if isinstance(meta, ArrayMeta)
                   else Group(st, path, meta))
                  for path, meta in write_hierarchy(st, nodes, overwrite=overwrite)])

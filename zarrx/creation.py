@@ -17,7 +17,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ReadOnlyError, Store
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.leftovers import clear_leftovers
-from zarrx.metadata.make import DEFAULT_FILL
+from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta
 from zarrx.node import Node
 from zarrx.node_paths import (Ancestors, ancestors_for, check_node_names, check_parents,
@@ -35,10 +35,10 @@ __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_par
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None, *,
-           path: Any = "", replacing: bool = True) -> Store:
+           path: Any = "", replacing: bool = True, what: str = "make_store") -> Store:
     """The store ``store`` names, opened for ``mode``. ``path`` and ``replacing``: the node a
     creating call (mode ``"w"``) makes there, and whether it replaces what is there (see
-    :func:`_zip_mode`)."""
+    :func:`_zip_mode`); ``what``, the function errors name."""
     check_storage_options(storage_options, store)
     if store is None:
         if storage_options:               # a TypeError, as zarr-python raises
@@ -51,7 +51,8 @@ def _store(store: Any, mode: str, storage_options: dict | None = None, *,
                                      f"(found {sorted(storage_options)!r})")
         from zarrx.storage import DictStore
         return DictStore(store, read_only=mode == "r")
-    return make_store(store, _zip_mode(store, mode, path, replacing), storage_options)
+    return make_store(store, _zip_mode(store, mode, path, replacing), storage_options,
+                      _what=what)
 
 
 def _zip_mode(store: Any, mode: str, path: Any, replacing: bool) -> str:
@@ -196,39 +197,40 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     from zarrx.codec_args import build_codecs
 
     if config is not None and not isinstance(config, Mapping):
-        raise ArgumentTypeError(f"create_array: config: expected a mapping, found "
+        raise ArgumentTypeError(f"{_what}: config: expected a mapping, found "
                                 f"{type(config).__name__} {short(config)}")
     if dimension_names is not None:          # not str: a TypeError, as in zarr-python
         names = list(dimension_names) if isinstance(dimension_names, Iterable) and getattr(
             dimension_names, "ndim", 1) else [0]             # (a 0-d numpy array: no items)
         if not all(n is None or isinstance(n, str) for n in names):
-            raise ArgumentTypeError(f"create_array: dimension_names: expected a sequence of "
+            raise ArgumentTypeError(f"{_what}: dimension_names: expected a sequence of "
                                     f"str or None, found {short(dimension_names)}")
         dimension_names = names
     if config:
         unknown = sorted(set(config) - {"write_empty_chunks", "order"})
         if unknown:
-            raise ArgumentError(f"create_array: config: unknown setting {unknown[0]!r}; "
+            raise ArgumentError(f"{_what}: config: unknown setting {unknown[0]!r}; "
                                 f"expected write_empty_chunks, order")
         if write_empty_chunks is None:
             write_empty_chunks = config.get("write_empty_chunks")
     if write_empty_chunks is not None and not isinstance(write_empty_chunks, (bool, np.bool_)):
         # refused before anything is written, as Array.with_config refuses it
-        raise ArgumentTypeError(f"create_array: write_empty_chunks: expected True or False, "
+        raise ArgumentTypeError(f"{_what}: write_empty_chunks: expected True or False, "
                                 f"found {short(write_empty_chunks)}")
-    memory_order = config_order(config, "create_array")
+    attributes_arg(attributes, _what)       # named as create_group names them
+    memory_order = config_order(config, _what)
     if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
-        raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")
+        raise ArgumentError(f"{_what}: order: expected 'C' or 'F', found {order!r}")
 
-    overwrite = flag_arg(overwrite, "create_array", "overwrite")
-    write_data = flag_arg(write_data, "create_array", "write_data")
+    overwrite = flag_arg(overwrite, _what, "overwrite")
+    write_data = flag_arg(write_data, _what, "write_data")
     st = _store(store, "w", storage_options, path=path if name is None else name,
-                replacing=overwrite)
-    path = node_path(path, "create_array", new=True)
+                replacing=overwrite, what=_what)
+    path = node_path(path, _what, new=True)
     if name is not None:
-        name_path = node_path(name, "create_array", "name", new=True)
+        name_path = node_path(name, _what, "name", new=True)
         if name_path != path and path:  # path= is zarrx's other spelling of name=
-            raise ArgumentError(f"create_array: pass name= or path=, not both (found name="
+            raise ArgumentError(f"{_what}: pass name= or path=, not both (found name="
                                 f"{name!r}, path={path!r})")
         path = name_path
     if _found is None and _base and not overwrite:
@@ -237,28 +239,28 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     zarr_format = inherited_format(st, path, zarr_format, _found)
     zarr_format = check_format(zarr_format)
     if data is not None:
-        data = data_array(data, "create_array")
+        data = data_array(data, _what)
         if shape is None:
             shape = data.shape
         elif shape_arg(shape) != data.shape:    # checked before anything is created
-            raise ArgumentError(f"create_array: shape= {shape_arg(shape)} differs from the shape "
+            raise ArgumentError(f"{_what}: shape= {shape_arg(shape)} differs from the shape "
                                 f"{data.shape} of data= (give one of them)")
         if dtype is None:
-            dtype = data_dtype(data, "create_array")
+            dtype = data_dtype(data, _what)
     if dtype is None:
         dtype = "float64"
     shape = shape_arg(shape)
     chunks = chunks_arg(chunks, shape, dtype, sharded=shards is not None, zarr_format=zarr_format)
     if not named(compressor, "auto"):
         if not named(compressors, "auto"):
-            raise ArgumentError("create_array: pass compressors= or compressor=, not both")
+            raise ArgumentError(f"{_what}: pass compressors= or compressor=, not both")
         compressors = compressor
     # zarr-python's array.order: the order a Zarr v2 array stores when order= is not given
     v2_order = settings.get("order") if zarr_format == 2 else "C"
     codec_kw, grid_chunks = build_codecs(
         dtype=dtype, shape=shape, chunks=chunks, shards=shards, filters=filters,
         serializer=serializer, compressors=compressors, zarr_format=zarr_format,
-        order=order or v2_order)
+        order=order or v2_order, what=_what)
     meta = make_array_meta(shape, dtype, grid_chunks, fill_value=fill_value, **codec_kw,
                            zarr_format=zarr_format, chunk_key_encoding=chunk_key_encoding,
                            dimension_names=dimension_names, attributes=attributes,

@@ -426,8 +426,9 @@ def refuse_keywords(what: str, kwargs: dict, names: tuple[str, ...]) -> None:
 def unexpected_keyword(what: str, name: str, known: Iterable[str]) -> ArgumentTypeError:
     """``ArgumentTypeError("<what>() got an unexpected keyword argument '<name>'")``, worded as
     Python's own, with the closest keyword ``what`` takes when ``name`` looks like a typo of it
-    (``chunk`` for ``chunks``)."""
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    (``chunk`` for ``chunks``); never a private one (``_mode``), which is not for callers."""
+    public = sorted(k for k in known if not k.startswith("_"))
+    close = difflib.get_close_matches(name, public, n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ArgumentTypeError(f"{what}() got an unexpected keyword argument {name!r}{hint}")
 

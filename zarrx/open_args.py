@@ -21,9 +21,10 @@ _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 _NAMED = frozenset({"mode", "path", "zarr_format", "zarr_version"})
 
 
-def check_mode(mode: str) -> None:
+def check_mode(mode: str, what: str) -> None:
+    """Refuse a ``mode`` that is none of :data:`MODES`, naming the function called."""
     if not isinstance(mode, str) or mode not in MODES:
-        raise ArgumentError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        raise ArgumentError(f"{what}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
 
 
 def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:

@@ -15,6 +15,7 @@ from zarrx.store import ByteRange, LocalStore
 pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[http]')")
 
 from zarrx.store.remote import FsspecStore, ObjectStore  # noqa: E402
+from zarrx.store.remote.urls import WEB_READ_ONLY  # noqa: E402
 
 
 @pytest.fixture
@@ -101,8 +102,9 @@ def test_mode_a_on_a_missing_node_over_http_says_it_cannot_create_it(site):
     with pytest.raises(ReadOnlyError) as info:
         zarrx.open_group(f"{url}/none.zarr", mode="a")
     assert str(info.value) == (f"open_group: no group at '/' in ObjectStore('{url}/none.zarr', "
-                               "read_only=True), and mode 'a' cannot create a group there: the "
-                               "store is read-only")
+                               f"read_only=True), and mode 'a' cannot create a group there: "
+                               f"{WEB_READ_ONLY}")
+    assert "use an object store URL (s3://, gs://, az://)" in WEB_READ_ONLY
     with pytest.raises(ReadOnlyError, match="open_array: no array at '/' in .*, and mode 'a' "
                                             "cannot create an array there"):
         zarrx.open_array(f"{url}/none.zarr", mode="a", shape=(2,), dtype="i1")
@@ -120,7 +122,7 @@ def test_writes_to_a_node_opened_with_mode_a_over_http_name_the_store(site, back
     _write_tree(path / "data.zarr", 3)
     so = {} if backend == "ObjectStore" else {"storage_options": {"headers": {"X-Test": "1"}}}
     g = zarrx.open(f"{url}/data.zarr", mode="a", **so)
-    where = f"in {backend}('{url}/data.zarr', read_only=True)"
+    where = f"in {backend}('{url}/data.zarr', read_only=True): {WEB_READ_ONLY}"
     with pytest.raises(ReadOnlyError) as info:
         g["plain"][0, 0] = 5
     assert str(info.value) == f"array '/plain': cannot write: the array is open read-only, {where}"

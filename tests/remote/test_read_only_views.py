@@ -98,5 +98,5 @@ def test_an_http_store_has_no_writable_view():
     with pytest.raises(zarrx.StoreError, match="an HTTP server is read-only"):
         store.with_read_only(False)
     web = FsspecStore("https://example.org/data.zarr")
-    with pytest.raises(zarrx.StoreError, match="its filesystem is read-only"):
+    with pytest.raises(zarrx.StoreError, match="an HTTP server is read-only"):
         web.with_read_only(False)

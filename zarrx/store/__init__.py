@@ -35,11 +35,11 @@ OPEN_MODES = ("r", "r+", "a", "w", "w-")
 _ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
 
 
-def _writable(store: Store, mode: str) -> Store:
+def _writable(store: Store, mode: str, what: str) -> Store:
     # HTTP(S) stores are read-only; mode "a" opens existing nodes there
     if store.read_only and mode not in ("r", "a"):
         why = f": {store.read_only_reason}" if store.read_only_reason else ""
-        raise ReadOnlyError(f"make_store: {store!r} is read-only, cannot open it with mode "
+        raise ReadOnlyError(f"{what}: {store!r} is read-only, cannot open it with mode "
                             f"{mode!r}{why}")
     return store
 
@@ -67,7 +67,8 @@ _VIEWED = frozenset([("zarrx.store.local", "LocalStore"), ("zarrx.store.memory",
                      ("zarrx.store.remote.fsspecstore", "FsspecStore")])
 
 
-def make_store(obj: object, mode: str = "a", storage_options: dict | None = None) -> Store:
+def make_store(obj: object, mode: str = "a", storage_options: dict | None = None, *,
+               _what: str = "make_store") -> Store:
     """The store for ``obj`` opened for ``mode`` (``r``, ``r+``, ``a``, ``w``, ``w-``).
 
     - a :class:`Store` is returned as it is (a read-only store with a writing mode raises
@@ -86,17 +87,19 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
       its own API (:class:`zarrx.store.zarrpy.ZarrPythonStore`);
     - a path (``str`` or ``os.PathLike``) ending in ``.zip`` opens a :class:`ZipStore`;
     - any other path is a directory: a :class:`LocalStore`, read-only for mode ``r``.
+
+    (``_what``: the function errors name, for the functions that open their store here.)
     """
     if mode not in OPEN_MODES:
-        raise StoreError(f"make_store: mode: expected one of {', '.join(OPEN_MODES)}, "
+        raise StoreError(f"{_what}: mode: expected one of {', '.join(OPEN_MODES)}, "
                          f"found {mode!r}")
     check_storage_options(storage_options, obj)
     if isinstance(obj, Store):
         if storage_options:
-            raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
+            raise StoreArgumentError(f"{_what}: storage_options apply to URLs, not to the "
                                      f"store {obj!r}")
         if obj.read_only and mode != "r":
-            raise ReadOnlyError(f"make_store: {obj!r} is read-only, cannot open it with mode "
+            raise ReadOnlyError(f"{_what}: {obj!r} is read-only, cannot open it with mode "
                                 f"{mode!r}")
         if mode == "r" and not obj.read_only and \
                 (type(obj).__module__, type(obj).__qualname__) in _VIEWED:
@@ -107,9 +110,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
         if not isinstance(path, str):
-            raise StoreError(f"make_store: expected a str path, found bytes {path!r}")
+            raise StoreError(f"{_what}: expected a str path, found bytes {path!r}")
         if (why := one_slash_url(path)) is not None:
-            raise StoreError(f"make_store: {why}")
+            raise StoreError(f"{_what}: {why}")
         local = file_url_path(path)
         if local is not None and not storage_options:
             path = local            # as fsspec's local filesystem reads it (file://~/a: home)
@@ -118,19 +121,23 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
             # opens it
             from zarrx.store.remote import open_url
             return _writable(open_url(path, read_only=mode == "r",
-                                      storage_options=storage_options), mode)
+                                      storage_options=storage_options), mode, _what)
         if storage_options:
-            raise StoreArgumentError(f"make_store: {path!r}: storage_options apply to URLs, "
+            raise StoreArgumentError(f"{_what}: {path!r}: storage_options apply to URLs, "
                                      "not to local paths")
+        if not path or "\x00" in path:       # never the current directory by mistake
+            found = "a path holding a NUL character" if path else \
+                "an empty path (use '.' for the current directory)"
+            raise StoreError(f"{_what}: store: expected a path, found {found}")
         if path.lower().endswith(".zip") and not os.path.isdir(path):   # zarr-python: a folder
             if mode == "r+" and not os.path.isfile(path):
-                raise StoreNotFoundError(f"make_store: {path!r}: mode 'r+' needs an existing "
+                raise StoreNotFoundError(f"{_what}: {path!r}: mode 'r+' needs an existing "
                                          "archive")
             return ZipStore(path, _ZIP_MODES[mode])
-        _refuse_inside_archive(path)
+        _refuse_inside_archive(path, _what)
         return LocalStore(path, mode=mode)
     if storage_options and not isinstance(obj, (bytes, int, float, list, tuple)):
-        raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
+        raise StoreArgumentError(f"{_what}: storage_options apply to URLs, not to the "
                                  f"store {type(obj).__name__} {_shown(obj)}")
     if not isinstance(obj, (bytes, dict, int, float, list, tuple)):
         from zarrx.store.remote import wrap_foreign
@@ -140,9 +147,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         if wrapped is not None:
             if getattr(obj, "read_only", None) is True and mode != "r":
                 # a store object opened read-only (zarr-python's): as a zarrx Store above
-                raise ReadOnlyError(f"make_store: {wrapped!r} is read-only, cannot open it "
+                raise ReadOnlyError(f"{_what}: {wrapped!r} is read-only, cannot open it "
                                     f"with mode {mode!r}")
-            return _writable(wrapped, mode)
+            return _writable(wrapped, mode, _what)
     from zarrx.errors import ArgumentTypeError
     if type(obj).__name__ == "StorePath" and (type(obj).__module__ or "").startswith("zarr."):
         raise ArgumentTypeError(f"store: a zarr-python StorePath is not taken; pass its store "
@@ -160,7 +167,7 @@ def _shown(obj: object) -> str:
     return redact_urls(repr(obj))
 
 
-def _refuse_inside_archive(path: str) -> None:
+def _refuse_inside_archive(path: str, what: str) -> None:
     """Refuse a path that names something inside a zip archive (``data.zip/group/array``): it
     is no directory, and the archive's nodes open through the archive and ``path=``."""
     parts = path.replace(os.sep, "/").split("/")
@@ -169,6 +176,6 @@ def _refuse_inside_archive(path: str) -> None:
             archive = "/".join(parts[:i + 1])
             if os.path.isfile(archive):
                 inner = "/".join(p for p in parts[i + 1:] if p)
-                raise StoreError(f"make_store: {path!r} is inside the zip archive {archive!r}: "
+                raise StoreError(f"{what}: {path!r} is inside the zip archive {archive!r}: "
                                  f"open the archive and the node in it, as "
                                  f"zarrx.open({archive!r}, path={inner!r})")

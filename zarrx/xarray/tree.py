@@ -43,7 +43,7 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
     top = node_path(group, "to_zarrx", "group")
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     if mode == "w":     # the root's write replaces the whole tree before any node computes
-        target = _store(store, "a", storage_options)
+        target = _store(store, "a", storage_options, what="to_zarrx")
         for _, node in tree.subtree_with_keys:
             ds = node.to_dataset(inherit=write_inherited_coords or node is tree)
             refuse_replaced_sources(ds.variables.items(), target, top, "to_zarrx")

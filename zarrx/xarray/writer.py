@@ -376,7 +376,7 @@ def _new_format(store: Any, mode: str, group: str | None, zarr_format: int | Non
     them again when it replaces the group, see :func:`_open`)."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
-    st = _store(store, "a", storage_options)
+    st = _store(store, "a", storage_options, what="to_zarrx")
     path = node_path(group, "to_zarrx", "group")
     found = Ancestors(st, path, consolidated_at=[path])
     if mode == "w-":

@@ -15,7 +15,8 @@ from zarrx import _fork
 from zarrx.store.remote.common import listed_too_many
 
 __all__ = ["blocking", "upload_body", "sizeless", "file_version", "find_within",
-           "afind_within", "sized_info", "is_async", "read_only_fs", "lost_writes"]
+           "afind_within", "sized_info", "is_async", "read_only_fs", "lost_writes",
+           "zip_names_as_keys"]
 
 T = TypeVar("T")
 
@@ -185,6 +186,22 @@ def read_only_fs(fs: Any) -> bool:
     if name in ("TarFileSystem", "LibArchiveFileSystem"):
         return True
     return name == "ZipFileSystem" and getattr(fs, "mode", "r") == "r"
+
+
+def zip_names_as_keys(fs: Any, url: object, where: str) -> None:
+    """Name the entries of fsspec's zip filesystem ``fs``, opened to read, by the keys
+    :class:`~zarrx.store.ZipStore` reads them as (:func:`~zarrx.store.zipread.checked_entries`:
+    ``./zarr.json`` is ``zarr.json``, an MS-DOS ``a\\zarr.json`` is ``a/zarr.json``, unsafe
+    names are skipped with a warning naming ``where``). For a filesystem zarrx made from a
+    URL only (``url`` a str): it is nobody else's (fsspec caches no zip filesystem)."""
+    if not isinstance(url, str) or not read_only_fs(fs) or type(fs).__name__ != "ZipFileSystem":
+        return
+    from zarrx.store.zipread import checked_entries
+    entries = checked_entries(fs.zip, where)
+    for key, info in entries.items():
+        info.filename = key         # zipfile checks the local header against orig_filename
+    fs.zip.filelist, fs.zip.NameToInfo = list(entries.values()), entries
+    fs.dir_cache = None
 
 
 def lost_writes(fs: Any, url: object) -> str | None:

@@ -32,7 +32,7 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, delete_failure, first_line
 from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
                                              is_async, lost_writes, read_only_fs, sized_info, sizeless,
-                                             upload_body)
+                                             upload_body, zip_names_as_keys)
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
@@ -40,8 +40,8 @@ from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.s3fs_listing import s3_find
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
-from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, redact_urls, \
-    require, scheme_of, split_chain
+from zarrx.store.remote.urls import HTTP_SCHEMES, WEB_READ_ONLY, bucket_problem, redact, \
+    redact_urls, require, scheme_of, split_chain
 
 __all__ = ["FsspecStore"]
 
@@ -148,14 +148,13 @@ class FsspecStore(RemoteStore):
         if self._chain is not None:
             self._display = f"{protocols[0]}://{self._shown_root()}::{self._chain}"
         self._protocol = protocols[0]
-        self.read_only_reason = lost_writes(self.fs, fs)
-        read_only = read_only or self._web or read_only_fs(self.fs) or bool(self.read_only_reason)
+        self.read_only_reason = lost_writes(self.fs, fs) or (WEB_READ_ONLY if self._web else None)
+        read_only = read_only or read_only_fs(self.fs) or bool(self.read_only_reason)
         super().__init__(read_only=read_only, options=opts)
+        zip_names_as_keys(self.fs, fs, repr(self))      # zip::file:///a.zip: as ZipStore reads
 
     def _cannot_write(self) -> str | None:
-        if self._web or read_only_fs(self.fs):
-            return "its filesystem is read-only"
-        return self.read_only_reason or None
+        return "its filesystem is read-only" if read_only_fs(self.fs) else self.read_only_reason
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict | None = None,

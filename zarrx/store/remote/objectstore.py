@@ -32,7 +32,7 @@ from zarrx.store.remote.obstore_listing import (Listed, names_below, resumes, ro
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
                                                 unknown_key_hint, without_values)
-from zarrx.store.remote.urls import (HTTP_SCHEMES, basic_credentials, bucket_problem,
+from zarrx.store.remote.urls import (HTTP_SCHEMES, WEB_READ_ONLY, basic_credentials, bucket_problem,
                                      dot_segment, empty_segment, literal_path, redact, require,
                                      scheme_of, without_userinfo)
 
@@ -88,7 +88,8 @@ class ObjectStore(RemoteStore):
             self.kind = _KINDS.get(type(store).__name__, "obstore")
             self._client = store
             self._display = _describe(store, self.kind)
-        read_only = read_only or self.kind in ("http", "https")
+        if self.kind in ("http", "https"):
+            read_only, self.read_only_reason = True, WEB_READ_ONLY
         # the store listings are asked of, and the prefix they list below (see _list)
         self._lister: tuple[Any, str, str] | None = None
         super().__init__(read_only=read_only, options=opts)
@@ -129,7 +130,7 @@ class ObjectStore(RemoteStore):
         return (type(self).__name__, id(self._client))
 
     def _cannot_write(self) -> str | None:
-        return "an HTTP server is read-only" if self.kind in ("http", "https") else None
+        return self.read_only_reason
 
     def _url(self, key: str) -> str:
         return f"{self._display}/{key}"

@@ -11,7 +11,7 @@ from zarrx.errors import MissingDependencyError
 __all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment", "empty_segment",
            "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require", "bucket_problem",
            "basic_credentials", "without_userinfo", "host_problem", "split_chain",
-           "redact_urls"]
+           "redact_urls", "WEB_READ_ONLY"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -22,6 +22,10 @@ _USERINFO = re.compile(r"\b(?!abfss?://|az://|adl://|azure://)([a-zA-Z][\w+.-]*:
 OBSTORE_SCHEMES = {"s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "adl", "http",
                    "https"}
 HTTP_SCHEMES = {"http", "https"}
+#: why a store of an http:// or https:// URL cannot be written, and where to write instead
+WEB_READ_ONLY = ("an HTTP server is read-only (zarrx reads http:// and https:// URLs); to "
+                 "write, use an object store URL (s3://, gs://, az://) or a "
+                 "zarrx.store.ObjectStore or FsspecStore over a writable backend")
 #: the extra that brings each scheme's packages
 EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "remote", "azure": "remote",
           "abfs": "remote", "abfss": "remote", "adl": "remote", "http": "http", "https": "http"}
