@@ -142,7 +142,10 @@ ALIASES = {"Blosc": "BloscCodec", "Crc32c": "Crc32cCodec", "Gzip": "GzipCodec",
 
 
 def test_every_registered_codec_has_a_case() -> None:
-    assert sorted(set(codec_registry) - set(V2)) == []
+    # numcodecs' own codecs: other packages register theirs when imported (kerchunk's
+    # FITSAscii, grib, ...), which zarrx refuses as unknown codecs like any other
+    own = {i for i, c in codec_registry.items() if c.__module__.startswith("numcodecs.")}
+    assert sorted(own - set(V2)) == []
     assert set(OPTIONAL) <= set(V2)
     numcodecs_v3 = {n for n in dir(zn) if isinstance(getattr(zn, n), type)
                     and issubclass(getattr(zn, n), zn._NumcodecsCodec)
