@@ -39,6 +39,11 @@ class Categorize(ArrayToArrayCodec):
             enc[arr == label] = i + 1
         return enc
 
+    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of each of ``chunks`` (the chunk axis first), all at once: the same
+        codes (the labels are the configuration's, each item is looked up alone)."""
+        return self.encode(chunks)
+
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         codes = np.asarray(arr)
         if codes.size and int(codes.max()) > len(self.labels):

@@ -180,7 +180,9 @@ def stored_rows(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray:
 def _filtered_stack(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray | None:
     """:func:`_filtered` of every one of ``chunks`` as the rows of a ``(k, n)`` uint8 array,
     made at once when each array-to-array codec encodes a stack of chunks (``encode_stack``:
-    ``delta``); None otherwise."""
+    ``delta``, ``fixedscaleoffset``, ``astype``, ``quantize``, ``bitround``, ``categorize``,
+    ``packbits``; each gives the items encoding every chunk alone gives, or NotImplemented);
+    None otherwise."""
     arr = chunks
     for st in plan.a2a:
         stack = getattr(st.codec, "encode_stack", None)
