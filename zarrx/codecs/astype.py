@@ -57,3 +57,11 @@ class AsType(ArrayToArrayCodec):
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr.astype(dtype)
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once: the same
+        items; NotImplemented as for :meth:`encode_stack`."""
+        if not casts_alike(stack, dtype):
+            return NotImplemented
+        return stack.astype(dtype)

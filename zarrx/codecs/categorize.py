@@ -53,3 +53,15 @@ class Categorize(ArrayToArrayCodec):
         for i, label in enumerate(self.labels):
             dec[codes == i + 1] = label
         return dec
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once, each code
+        looked up alone; NotImplemented when a code is beyond the labels (decoding the chunk
+        alone words that)."""
+        if stack.size and int(stack.max()) > len(self.labels):
+            return NotImplemented
+        dec = np.full((len(stack), *shape), "", dtype=dtype)
+        for i, label in enumerate(self.labels):
+            dec[stack == i + 1] = label
+        return dec

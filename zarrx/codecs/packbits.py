@@ -48,3 +48,15 @@ class PackBits(ArrayToArrayCodec):
                              f"{(8 - n % 8) % 8} for {n} values")
         bits = np.unpackbits(np.ascontiguousarray(arr[1:], dtype=np.uint8), count=n)
         return bits.view(bool).reshape(shape)
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once, each row
+        unpacked alone; NotImplemented when a header is not the one expected (decoding the
+        chunk alone words that)."""
+        n = int(np.prod(shape, dtype=np.int64))
+        rows = stack.reshape(len(stack), -1)
+        if (rows[:, 0] != (8 - n % 8) % 8).any():
+            return NotImplemented
+        bits = np.unpackbits(np.ascontiguousarray(rows[:, 1:], dtype=np.uint8), axis=1, count=n)
+        return bits.view(bool).reshape(len(stack), *shape)

@@ -80,6 +80,16 @@ class FixedScaleOffset(ArrayToArrayCodec):
         # as numcodecs computes it; the checked configuration holds finite floats' values
         return ((arr / float(self.scale)) + float(self.offset)).astype(dtype, copy=False)
 
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once: the same
+        items; NotImplemented when the cast to ``dtype`` may give an item other bytes than it
+        gives alone (:func:`~zarrx.codecs.base.casts_alike`)."""
+        dec = (stack / float(self.scale)) + float(self.offset)
+        if not casts_alike(dec, dtype):
+            return NotImplemented
+        return dec.astype(dtype, copy=False)
+
 
 def _fits(t: type, *values: int) -> bool:
     info = np.iinfo(t)
@@ -174,6 +184,14 @@ class Quantize(ArrayToArrayCodec):
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr.astype(dtype, copy=False)
 
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once: floats
+        converted item by item."""
+        if not casts_alike(stack, dtype):
+            return NotImplemented
+        return stack.astype(dtype, copy=False)
+
 
 _MANTISSA = {2: 10, 4: 23, 8: 52}
 
@@ -219,3 +237,8 @@ class BitRound(ArrayToArrayCodec):
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack``: the stack itself."""
+        return stack
