@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, native
+from zarrx.codecs.base import ArrayToArrayCodec, casts_alike, native
 from zarrx.codecs.delta import match_dtype
 from zarrx.errors import CodecError
 
@@ -46,5 +46,22 @@ class AsType(ArrayToArrayCodec):
     def encode(self, arr: np.ndarray) -> np.ndarray:
         return arr.astype(native(self.encode_dtype))
 
+    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of each of ``chunks`` (the chunk axis first), all at once: the same
+        items (each converted alone); NotImplemented for a conversion whose result may depend
+        on where an item lies (:func:`~zarrx.codecs.base.casts_alike`: floats out of an
+        integer type's range, NaN or infinite)."""
+        if not casts_alike(chunks, native(self.encode_dtype)):
+            return NotImplemented
+        return self.encode(chunks)
+
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr.astype(dtype)
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once: the same
+        items; NotImplemented as for :meth:`encode_stack`."""
+        if not casts_alike(stack, dtype):
+            return NotImplemented
+        return stack.astype(dtype)

@@ -89,6 +89,26 @@ def native(dt: np.dtype) -> np.dtype:
     return dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
 
 
+def casts_alike(arr: np.ndarray, to: np.dtype) -> bool:
+    """Whether numpy's cast of ``arr`` to ``to`` gives each item the value it gives that item
+    cast alone, wherever it lies in an array: casts between integers (modulo the width), from
+    integers or bools, between floats, complex to complex and anything to bool; and floats to
+    integers when every value is finite and truncates into ``to``'s range (others are undefined
+    in C: numpy's vector loop and its scalar loop for the last items may give different
+    bytes). Other casts (to or from dates, complex to real) are not vouched for."""
+    src, dst = arr.dtype.kind, to.kind
+    if src in "biu" and dst in "biufc" or dst == "b" or src == dst == "c" \
+            or src == "f" and dst in "fc":
+        return True
+    if src != "f" or dst not in "iu":
+        return False
+    if not arr.size:
+        return True
+    bits = 8 * to.itemsize - (dst == "i")
+    lo, hi = float(arr.min()), float(arr.max())     # NaN when any item is
+    return lo >= (-2.0 ** bits if dst == "i" else 0.0) and hi < 2.0 ** bits
+
+
 # -- codec kinds -------------------------------------------------------------------------------
 
 #: the key of a codec object's ``__dict__`` while it is made (its ``__init__`` runs)

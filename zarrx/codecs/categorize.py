@@ -39,6 +39,11 @@ class Categorize(ArrayToArrayCodec):
             enc[arr == label] = i + 1
         return enc
 
+    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of each of ``chunks`` (the chunk axis first), all at once: the same
+        codes (the labels are the configuration's, each item is looked up alone)."""
+        return self.encode(chunks)
+
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         codes = np.asarray(arr)
         if codes.size and int(codes.max()) > len(self.labels):
@@ -47,4 +52,16 @@ class Categorize(ArrayToArrayCodec):
         dec = np.full(shape, "", dtype=dtype)
         for i, label in enumerate(self.labels):
             dec[codes == i + 1] = label
+        return dec
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once, each code
+        looked up alone; NotImplemented when a code is beyond the labels (decoding the chunk
+        alone words that)."""
+        if stack.size and int(stack.max()) > len(self.labels):
+            return NotImplemented
+        dec = np.full((len(stack), *shape), "", dtype=dtype)
+        for i, label in enumerate(self.labels):
+            dec[stack == i + 1] = label
         return dec

@@ -29,6 +29,17 @@ class PackBits(ArrayToArrayCodec):
         enc[1:] = np.packbits(flat)
         return enc
 
+    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of each of ``chunks`` (the chunk axis first), all at once, as the
+        rows of a ``(k, 1 + ceil(n / 8))`` array: the header depends on a chunk's size alone,
+        the same for every chunk, and each row's bits are packed (and padded) alone."""
+        flat = chunks.reshape(len(chunks), -1)
+        n = flat.shape[1]
+        enc = np.empty((len(chunks), 1 + (n + 7) // 8), dtype=np.uint8)
+        enc[:, 0] = (8 - n % 8) % 8
+        enc[:, 1:] = np.packbits(flat, axis=1)
+        return enc
+
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         n = int(np.prod(shape, dtype=np.int64))
         pad = int(arr[0])
@@ -37,3 +48,15 @@ class PackBits(ArrayToArrayCodec):
                              f"{(8 - n % 8) % 8} for {n} values")
         bits = np.unpackbits(np.ascontiguousarray(arr[1:], dtype=np.uint8), count=n)
         return bits.view(bool).reshape(shape)
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once, each row
+        unpacked alone; NotImplemented when a header is not the one expected (decoding the
+        chunk alone words that)."""
+        n = int(np.prod(shape, dtype=np.int64))
+        rows = stack.reshape(len(stack), -1)
+        if (rows[:, 0] != (8 - n % 8) % 8).any():
+            return NotImplemented
+        bits = np.unpackbits(np.ascontiguousarray(rows[:, 1:], dtype=np.uint8), axis=1, count=n)
+        return bits.view(bool).reshape(len(stack), *shape)

@@ -7,10 +7,11 @@ lie in one buffer (a shard's bytes, or the stored chunks of a read joined), desc
 int64 arrays, into the rows of one array. Each stage takes all the chunks in one call: a
 ``crc32c`` verifies every checksum in one kernel call, raw chunks are copied by another, zstd
 frames decoded by :func:`~zarrx.codecs.zstd.decompress_many`, blosc and deflate streams by
-their one-buffer kernel called straight in a loop, and transpositions (a Zarr v2 array of
-order "F") undone for all the chunks with one copy; any other chain runs ``plan.decode`` chunk
-by chunk, as does every chain when a chunk fails (to word the error as reading it alone
-would).
+their one-buffer kernel called straight in a loop, transpositions (a Zarr v2 array of
+order "F") undone for all the chunks with one copy, and filters that decode a stack of chunks
+(``decode_stack``) undone for all of them at once; any other chain runs ``plan.decode`` chunk
+by chunk, as does every chain when a chunk fails or a filter declines the stack (to word the
+error, and to give the items, as reading each chunk alone would).
 """
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
     call (:func:`~zarrx.codecs._rows.copy_spans`). False
     when the chain has a stage with no such call (nothing decoded then) or a chunk fails in
     one (rows may be written)."""
-    if not plan.direct and not _transposed(plan):
+    filtered = not plan.direct and not _transposed(plan)
+    if filtered and not _filters_stack(plan):
         return False
     b2b = plan.b2b
     comp = b2b[0] if b2b and not b2b[0].codec.view_only else None
@@ -73,8 +75,9 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
             return False
         starts, lengths = got
     # with transpositions, the chunks are decoded in their stored axis order, then laid out
-    # in the array's with one copy for them all
-    dec = out if not plan.a2a else np.empty((len(starts), *plan.a2b_shape), dtype=plan.dtype)
+    # in the array's with one copy for them all; with filters, as they store them
+    dec = out if not plan.a2a else np.empty((len(starts), *plan.a2b_shape),
+                                            dtype=plan.a2b_dtype)
     rows = dec.reshape(len(starts), -1).view(np.uint8)
     if comp is None:
         if copy_spans(src, starts, lengths, rows) >= 0:     # a chunk not nbytes long
@@ -85,7 +88,10 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
             return False
     if plan.swap:
         dec.byteswap(inplace=True)
-    if plan.a2a:
+    if filtered:
+        if not _unfilter(plan, dec, starts, out):
+            return False
+    elif plan.a2a:
         for st in reversed(plan.a2a):   # each undone as its decode does, chunk axis kept first
             perm = np.argsort(st.codec.permutation(dec.ndim - 1))   # type: ignore[attr-defined]
             dec = dec.transpose([0, *(1 + perm)])
@@ -93,6 +99,42 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
     if plan.mask is not None:           # one item's mask: applied item by item
         items = out.reshape(-1).view(np.uint8).reshape(-1, plan.mask.size)
         np.bitwise_and(items, plan.mask, out=items)
+    return True
+
+
+def _filters_stack(plan: CodecPipeline) -> bool:
+    """Whether ``plan`` is a chain :func:`_batched` decodes all at once but for array-to-array
+    codecs that each decode a stack of chunks (``decode_stack``: the element-wise filters,
+    ``delta``, ``packbits``, ``categorize``, ``transpose``): the ``bytes`` codec, any checksums
+    and at most one compressor that decodes into a given buffer, over items that are not
+    Python objects."""
+    from zarrx.codecs.bytes_ import Bytes
+    b2b = plan.b2b
+    return bool(plan.a2a) and type(plan.a2b) is Bytes and not plan.a2b_dtype.hasobject \
+        and not plan.dtype.hasobject \
+        and all(getattr(st.codec, "decode_stack", None) is not None for st in plan.a2a) \
+        and all(st.codec.view_only for st in b2b[1:]) \
+        and (not b2b or b2b[0].codec.direct_into or b2b[0].codec.view_only)
+
+
+def _unfilter(plan: CodecPipeline, dec: np.ndarray, starts: np.ndarray,
+              out: np.ndarray) -> bool:
+    """Undo the array-to-array codecs of ``plan`` (:func:`_filters_stack`) for the chunks
+    whose start is not -1, the rows of ``dec`` as the ``bytes`` codec decoded them, into
+    their rows of ``out``: each codec's ``decode_stack`` for them all, the items decoding
+    each chunk alone gives. False, ``out`` untouched, when one of them declines
+    (NotImplemented: a chunk whose result could differ, or that decoding it alone refuses)."""
+    present = starts >= 0
+    keep = None if present.all() else np.flatnonzero(present)
+    arr = dec if keep is None else dec[keep]
+    for st in reversed(plan.a2a):
+        arr = st.codec.decode_stack(arr, st.dtype, st.shape)   # type: ignore[attr-defined]
+        if arr is NotImplemented:
+            return False
+    if keep is None:
+        np.copyto(out, arr, casting="unsafe")
+    else:
+        out[keep] = arr
     return True
 
 
@@ -180,7 +222,9 @@ def stored_rows(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray:
 def _filtered_stack(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray | None:
     """:func:`_filtered` of every one of ``chunks`` as the rows of a ``(k, n)`` uint8 array,
     made at once when each array-to-array codec encodes a stack of chunks (``encode_stack``:
-    ``delta``); None otherwise."""
+    ``delta``, ``fixedscaleoffset``, ``astype``, ``quantize``, ``bitround``, ``categorize``,
+    ``packbits``; each gives the items encoding every chunk alone gives, or NotImplemented);
+    None otherwise."""
     arr = chunks
     for st in plan.a2a:
         stack = getattr(st.codec, "encode_stack", None)

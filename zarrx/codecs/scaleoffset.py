@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, config_field, native
+from zarrx.codecs.base import ArrayToArrayCodec, casts_alike, config_field, native
 from zarrx.codecs.delta import _drop_none, dtype_str, match_dtype
 from zarrx.errors import CodecError
 
@@ -47,20 +47,63 @@ class FixedScaleOffset(ArrayToArrayCodec):
 
     def encode(self, arr: np.ndarray) -> np.ndarray:
         astype = native(self.astype) if self.astype is not None else native(arr.dtype)
+        return self._scaled(arr).astype(astype, copy=False)
+
+    def _scaled(self, arr: np.ndarray) -> np.ndarray:
+        """``round((arr - offset) * scale)``, before the cast to ``astype``."""
         if arr.dtype.kind in "iu":
             enc = _shift_scale(arr, self.offset, self.scale)
         else:                       # as numcodecs: in the chunk's own float type
             enc = (arr - self.offset) * self.scale
-        return np.around(enc).astype(astype, copy=False)
+        return np.around(enc)
+
+    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of each of ``chunks`` (the chunk axis first), all at once: the same
+        items, each computed alone. Float chunks are scaled item by item; integer chunks take
+        the arithmetic :func:`_shift_scale` picks from their bounds, the same for all of them
+        when it is exact in int64 for the bounds of the stack (then it is for each chunk's,
+        which lie inside). NotImplemented otherwise (chunks near the 64-bit limits, where
+        chunks of the stack may each take another arithmetic), and when the cast to
+        ``astype`` may give an item other bytes than it gives alone
+        (:func:`~zarrx.codecs.base.casts_alike`: out of range, NaN or infinite)."""
+        if chunks.dtype.kind in "iu" and type(self.offset) is int and chunks.size \
+                and not _exact_int64(int(chunks.min()), int(chunks.max()), self.offset,
+                                     self.scale):
+            return NotImplemented
+        astype = native(self.astype) if self.astype is not None else native(chunks.dtype)
+        enc = self._scaled(chunks)
+        if not casts_alike(enc, astype):
+            return NotImplemented
+        return enc.astype(astype, copy=False)
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         # as numcodecs computes it; the checked configuration holds finite floats' values
         return ((arr / float(self.scale)) + float(self.offset)).astype(dtype, copy=False)
 
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once: the same
+        items; NotImplemented when the cast to ``dtype`` may give an item other bytes than it
+        gives alone (:func:`~zarrx.codecs.base.casts_alike`)."""
+        dec = (stack / float(self.scale)) + float(self.offset)
+        if not casts_alike(dec, dtype):
+            return NotImplemented
+        return dec.astype(dtype, copy=False)
+
 
 def _fits(t: type, *values: int) -> bool:
     info = np.iinfo(t)
     return all(int(info.min) <= v <= int(info.max) for v in values)
+
+
+def _exact_int64(lo: int, hi: int, offset: int, scale: float) -> bool:
+    """Whether :func:`_shift_scale` computes in int64 alone for values from ``lo`` to ``hi``
+    (an ``int`` offset): int64 holds the values, the offset and the differences, and, for an
+    ``int`` scale, the products too."""
+    d = (lo - offset, hi - offset)
+    if not _fits(np.int64, lo, hi, offset, *d):
+        return False
+    return type(scale) is not int or _fits(np.int64, *d, scale, d[0] * scale, d[1] * scale)
 
 
 def _shift_scale(arr: np.ndarray, offset: float, scale: float) -> np.ndarray:
@@ -121,11 +164,33 @@ class Quantize(ArrayToArrayCodec):
 
     def encode(self, arr: np.ndarray) -> np.ndarray:
         astype = native(self.astype) if self.astype is not None else native(arr.dtype)
+        return self._rounded(arr).astype(astype, copy=False)
+
+    def _rounded(self, arr: np.ndarray) -> np.ndarray:
         scale = self._scale()
-        return (np.around(scale * arr) / scale).astype(astype, copy=False)
+        return np.around(scale * arr) / scale
+
+    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of each of ``chunks`` (the chunk axis first), all at once: the same
+        items (the step depends on ``digits`` alone, each item is rounded alone);
+        NotImplemented when the cast to ``astype`` may give an item other bytes than it gives
+        alone (:func:`~zarrx.codecs.base.casts_alike`)."""
+        astype = native(self.astype) if self.astype is not None else native(chunks.dtype)
+        enc = self._rounded(chunks)
+        if not casts_alike(enc, astype):
+            return NotImplemented
+        return enc.astype(astype, copy=False)
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr.astype(dtype, copy=False)
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack`` (the chunk axis first), all at once: floats
+        converted item by item."""
+        if not casts_alike(stack, dtype):
+            return NotImplemented
+        return stack.astype(dtype, copy=False)
 
 
 _MANTISSA = {2: 10, 4: 23, 8: 52}
@@ -165,5 +230,15 @@ class BitRound(ArrayToArrayCodec):
         b &= mask
         return b.view(native(arr.dtype))
 
+    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of each of ``chunks`` (the chunk axis first), all at once: the same
+        items (each rounded alone)."""
+        return self.encode(chunks)
+
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack``: the stack itself."""
+        return stack

@@ -52,3 +52,9 @@ class Transpose(ArrayToArrayCodec):
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         perm = self.permutation(arr.ndim)
         return arr.transpose(np.argsort(perm))
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> np.ndarray:
+        """:meth:`decode` of each of ``stack``, the chunk axis kept first (a view)."""
+        perm = np.argsort(self.permutation(stack.ndim - 1))
+        return stack.transpose([0, *(1 + perm)])
