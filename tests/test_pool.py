@@ -307,3 +307,27 @@ def test_what_a_task_refers_to_is_let_go_when_the_call_returns(monkeypatch, how)
         assert ref() is None
     finally:
         done.set()
+
+
+def test_shared_tasks_raise_the_error_one_thread_would_meet_first():
+    """Task 2 fails on the calling thread while a worker's task 1 is still under way and fails
+    after it: the call raises task 1's error, as with one thread, not the first in time."""
+    started1, failed2 = threading.Event(), threading.Event()
+
+    def fn(i: int) -> None:
+        if i == 0:
+            assert started1.wait(10)          # a worker holds task 1: the caller takes task 2
+        elif i == 1:
+            started1.set()
+            assert failed2.wait(10)
+            raise ValueError("task 1")
+        else:
+            failed2.set()
+            raise ValueError("task 2")
+
+    for threads in (1, 2):
+        started1.clear(), failed2.clear()
+        if threads == 1:
+            started1.set(), failed2.set()
+        with zarrx.config.set(threads=threads), pytest.raises(ValueError, match="task 1"):
+            _in_thread(lambda: _pool.run_shared(fn, 3))

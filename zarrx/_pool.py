@@ -200,14 +200,17 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
     """``fn(i)`` for ``i`` in ``range(n_tasks)``, the workers (and the calling thread) each taking
     the next task until none is left. Workers are woken once per call, not once per task: on a
     virtual machine waking an idle thread can cost milliseconds. The first error stops the
-    others from taking more tasks and is raised. On a pool worker everything runs inline."""
+    others from taking more tasks; once the tasks under way have returned, the error of the
+    lowest-numbered failed task is raised, the one a single thread would have met first
+    (tasks are taken in order, so every lower one has run). On a pool worker everything runs
+    inline."""
     n = threads()
     if n <= 1 or n_tasks < 2 or in_worker():
         for i in range(n_tasks):
             fn(i)
         return
     counter = itertools.count()
-    failed: list[BaseException] = []
+    failed: list[tuple[int, BaseException]] = []
 
     def work() -> None:
         for i in counter:                     # next() on a count is atomic under the GIL
@@ -216,7 +219,7 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
             try:
                 fn(i)
             except BaseException as exc:
-                failed.append(exc)
+                failed.append((i, exc))
                 raise
 
     call = _Call()
@@ -224,14 +227,23 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
         call.start(work, [()] * (min(n, n_tasks) - 1))
         work()
     except BaseException as exc:
-        failed.append(exc)                    # the others take no more tasks
-        call.end()
-        raise
-    interrupt = call.end()                    # a task not yet started has nothing left to do
-    if failed:
-        raise failed[0]
-    if interrupt is not None:
-        raise interrupt
+        if not any(e is exc for _, e in failed):
+            failed.append((-1, exc))          # not a task's error (an interrupt): it comes first
+        call.end()                            # the others take no more tasks
+        if _first(failed) is exc:
+            raise
+    else:
+        interrupt = call.end()                # a task not yet started has nothing left to do
+        if not failed:
+            if interrupt is not None:
+                raise interrupt
+            return
+    raise _first(failed)
+
+
+def _first(failed: list[tuple[int, BaseException]]) -> BaseException:
+    """The error of the lowest-numbered task among ``failed``."""
+    return min(failed, key=lambda f: f[0])[1]
 
 
 def run_ranges(fn: Callable[[int, int], list[int]], n: int, per_task: int) -> list[int]:
