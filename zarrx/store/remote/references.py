@@ -1,0 +1,217 @@
+"""kerchunk reference sets (fsspec's ``reference://`` filesystem) as
+:class:`~zarrx.store.remote.fsspecstore.FsspecStore` opens and reads them.
+
+fsspec reads a JSON reference set and takes what it finds without a word: a document that is
+no reference set fails with the ``AttributeError`` of its parser, and the ``gen`` entries of a
+version 1 set are dropped unless ``simple_templates=False`` is given (their keys then read as
+missing: the fill value, where the references say there is data). So zarrx reads the JSON
+document itself (once: fsspec is given the parsed document), checks its layout, and has fsspec
+expand ``gen`` entries. Parquet reference sets (read lazily) are left to fsspec.
+
+The failures of a read are named here too: a reference fsspec cannot take apart, a target on a
+protocol the filesystem has no filesystem for, a target shorter than its reference says.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from zarrx.errors import MissingDependencyError, StoreError, StoreNotFoundError
+from zarrx.store.remote.common import Failure, first_line
+from zarrx.store.remote.urls import redact, redact_urls, split_chain
+
+__all__ = ["reference_options", "opening_failure", "malformed_reference", "short_target", "unknown_protocol",
+           "is_reference_fs"]
+
+_JSON = {dict: "object", list: "array", str: "string", int: "number", float: "number",
+         bool: "boolean", type(None): "null"}
+_FORMS = "inline data (text or 'base64:...'), [url] or [url, offset, length]"
+
+
+def is_reference_fs(fs: Any) -> bool:
+    return type(fs).__name__ == "ReferenceFileSystem"
+
+
+def reference_options(url: str, so: dict, where: str) -> dict:
+    """``so``, the storage options of ``url``, with the JSON reference set its ``fo`` names
+    read and checked (``where`` begins the messages); ``so`` as it is for any other URL, or
+    references held in Parquet files."""
+    if len(split_chain(url)) != 1 or url.split("://", 1)[0].lower() != "reference":
+        return so
+    fo = so.get("fo")
+    if isinstance(fo, str):
+        doc = _read_json(fo, so, where)
+        if doc is None:
+            return so                             # Parquet references, read lazily
+        so = {**so, "fo": doc}
+        shown = repr(redact(fo))
+    elif isinstance(fo, dict):
+        doc, shown = fo, "given as fo"
+    else:
+        return so                                # fsspec's own message says what it takes
+    return _checked(doc, shown, so, where)
+
+
+def _read_json(fo: str, so: dict, where: str) -> Any:
+    """The JSON document at ``fo``, read as fsspec's reference filesystem reads it (with
+    ``target_options`` / ``target_protocol``); None for references held in Parquet files."""
+    import fsspec
+    opts = dict(so.get("ref_storage_args") or so.get("target_options") or {},
+                protocol=so.get("target_protocol"))
+    shown = redact(fo)
+    try:
+        ref_fs, path = fsspec.core.url_to_fs(fo, **opts)
+        if ".json" not in path and (fo.endswith(("parq", "parquet", "/"))
+                                    or ref_fs.isdir(path)):
+            return None
+        with fsspec.open(fo, "rb", **opts) as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise StoreNotFoundError(f"{where}: the reference set {shown!r} (storage option "
+                                 f"'fo') does not exist") from None
+    except Exception as exc:  # noqa: BLE001 - any filesystem's failure, named
+        raise StoreError(f"{where}: cannot read the reference set {shown!r} (storage option "
+                         f"'fo'): {type(exc).__name__}: {redact_urls(first_line(exc))}"
+                         ) from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise StoreError(f"{where}: the reference set {shown!r} is not JSON: "
+                         f"{first_line(exc)}") from None
+
+
+def _checked(doc: Any, shown: str, so: dict, where: str) -> dict:
+    """``so`` for the reference set ``doc`` (named ``shown``), whose layout is checked: a
+    version 0 set (an object of references) or a version 1 one (``refs``, ``templates``,
+    ``gen``); with ``gen`` entries, fsspec is told to expand them."""
+    def bad(what: str, found: object) -> StoreError:
+        text = repr(found) if len(repr(found)) <= 60 else type(found).__name__
+        return StoreError(f"{where}: the reference set {shown}{what} {text}")
+
+    if not isinstance(doc, dict):
+        found = _JSON.get(type(doc), type(doc).__name__)
+        raise StoreError(f"{where}: the reference set {shown} is no kerchunk reference set: "
+                         f"expected a JSON object, found {'an' if found[0] in 'aeiou' else 'a'} "
+                         f"{found}")
+    version = doc.get("version")
+    if version is None:
+        return so
+    if version != 1 or isinstance(version, bool):
+        raise bad(": 'version': expected 1 (or no 'version', for version 0), found", version)
+    for field, kind in (("refs", dict), ("templates", dict), ("gen", list)):
+        if field in doc and not isinstance(doc[field], kind):
+            raise bad(f": {field!r}: expected a JSON {_JSON[kind]}, found",
+                      doc[field])
+    for name, value in (doc.get("templates") or {}).items():
+        if not isinstance(value, str):
+            raise bad(f": 'templates'.{name}: expected a string, found", value)
+    if doc.get("gen"):
+        if so.get("simple_templates") is True:
+            raise StoreError(f"{where}: the reference set {shown} has 'gen' entries, which "
+                             f"fsspec expands only with simple_templates=False (with True, "
+                             f"their keys would read as missing)")
+        try:
+            import jinja2  # noqa: F401 - fsspec renders 'gen' entries with it
+        except ImportError:
+            raise MissingDependencyError(f"{where}: the reference set {shown} has 'gen' "
+                                         f"entries, which fsspec expands with jinja2; install "
+                                         f"it (pip install jinja2)") from None
+        so = {**so, "simple_templates": False}
+    return so
+
+
+def opening_failure(so: dict, exc: BaseException) -> str | None:
+    """What is wrong with the reference set (storage options ``so``) that fsspec could not
+    open with ``exc``, naming the reference: inline data that is not base64, a template no
+    entry of 'templates' defines; None when ``exc`` is no such failure."""
+    import binascii
+    fo = so.get("fo")
+    refs = fo.get("refs") if isinstance(fo, dict) else None
+    if not isinstance(refs, dict):
+        return None
+    if isinstance(exc, binascii.Error):
+        for key, value in refs.items():
+            if isinstance(value, str) and value.startswith("base64:"):
+                try:
+                    binascii.a2b_base64(value[7:].encode("ascii", "replace"), strict_mode=True)
+                except (binascii.Error, ValueError):
+                    return (f"the reference of {key!r} is not base64 after its 'base64:' "
+                            f"prefix: {first_line(exc)}")
+        return None
+    if isinstance(exc, KeyError) and exc.args:
+        name = exc.args[0]
+        for key, value in refs.items():
+            if isinstance(value, list) and value and "{{" in str(value[0]) \
+                    and f"{{{{{name}}}}}" in str(value[0]).replace(" ", ""):
+                return (f"the reference of {key!r} names the template {name!r}, which its "
+                        f"'templates' do not define")
+    return None
+
+
+# -- failures of a read ------------------------------------------------------------------------
+
+def _reference_of(exc: BaseException, fs: Any) -> tuple[bool, object]:
+    """Whether ``exc`` was raised by fsspec's reference filesystem taking a reference apart,
+    and that reference (from the ``path`` of the failing frame)."""
+    tb, path = exc.__traceback__, None
+    found = False
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_globals.get("__name__") == "fsspec.implementations.reference":
+            found = True
+            path = frame.f_locals.get("path", path)
+        tb = tb.tb_next
+    try:
+        ref = fs.references.get(fs._strip_protocol(path)) if isinstance(path, str) else None
+    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
+        ref = None
+    return found, ref
+
+
+def malformed_reference(exc: BaseException, fs: Any) -> Failure | None:
+    """The failure of a reference fsspec cannot take apart (a number, a list of two; its
+    ``TypeError`` or ``ValueError``), or None when ``exc`` is no such failure."""
+    if not is_reference_fs(fs) or not isinstance(exc, (TypeError, ValueError)):
+        return None
+    found, ref = _reference_of(exc, fs)
+    if not found:
+        return None
+    text = repr(ref)
+    text = text if len(text) <= 120 else text[:117] + "..."
+    return Failure("bad_response", None, f"its reference, {text}, is not {_FORMS}")
+
+
+def unknown_protocol(cause: BaseException, target: str, fs: Any) -> str | None:
+    """What is wrong when the reference filesystem ``fs`` had no filesystem for the protocol
+    of ``target`` (its ``KeyError``), or None."""
+    if not isinstance(cause, KeyError) or not cause.args or "://" not in target:
+        return None
+    protocol = target.split("://", 1)[0]
+    if cause.args[0] != protocol:
+        return None
+    import fsspec
+    if protocol not in fsspec.available_protocols():
+        return f"fsspec knows no protocol {protocol!r}"
+    return (f"the reference filesystem has no filesystem for its protocol {protocol!r}: give "
+            f"remote_protocol={protocol!r} (and remote_options), or, for references on several "
+            f"protocols, fs={{{protocol!r}: {{...options}}, ...}}")
+
+
+def short_target(fs: Any, path: str, begin: int, end: int, n: int) -> Failure | None:
+    """The failure of a read of bytes ``[begin, end)`` of the key ``path`` of the reference
+    filesystem ``fs`` that found ``n`` of them, when its reference names a range of a target
+    that is shorter: the file ends before the range the reference names."""
+    if n >= end - begin or not is_reference_fs(fs):
+        return None
+    try:
+        ref = fs.references.get(fs._strip_protocol(path))
+    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
+        return None
+    if not isinstance(ref, (list, tuple)) or len(ref) != 3:
+        return None
+    target, offset, length = ref
+    first, last = offset + begin, offset + end - 1
+    return Failure("bad_response", None, f"its reference names bytes {offset}-"
+                   f"{offset + length - 1} of {redact(str(target))!r}, which ends before them: "
+                   f"{n} bytes found of bytes {first}-{last} (the file is shorter than its "
+                   f"references say)")
