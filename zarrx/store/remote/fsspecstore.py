@@ -36,7 +36,8 @@ from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_versio
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
-from zarrx.store.remote.references import opening_failure, reference_options, short_target
+from zarrx.store.remote.references import (opening_failure, reference_options, short_target,
+                                           within_part)
 from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.s3fs_listing import s3_find
@@ -239,8 +240,8 @@ class FsspecStore(RemoteStore):
                     type(self.fs).__name__ == "HTTPFileSystem"
                 data, more, first, version, whole = await self._bounded(
                     http_range(self.fs, path, a or 0, stop, into)) if ranged else \
-                    (await self._bounded(self.fs._cat_file(path, start=a, end=stop)), False,
-                     None, None, False)
+                    (await self._bounded(self.fs._cat_file(
+                        path, **within_part(self.fs, path, a, stop))), False, None, None, False)
                 if more:
                     # longer than the range: a bad response (not a race), whose object size
                     # comes from its Content-Range (a HEAD could read a whole object)

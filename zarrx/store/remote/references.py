@@ -21,7 +21,7 @@ from zarrx.store.remote.common import Failure, first_line
 from zarrx.store.remote.urls import redact, redact_urls, split_chain
 
 __all__ = ["reference_options", "opening_failure", "malformed_reference", "short_target", "unknown_protocol",
-           "is_reference_fs"]
+           "is_reference_fs", "within_part"]
 
 _JSON = {dict: "object", list: "array", str: "string", int: "number", float: "number",
          bool: "boolean", type(None): "null"}
@@ -195,6 +195,28 @@ def unknown_protocol(cause: BaseException, target: str, fs: Any) -> str | None:
     return (f"the reference filesystem has no filesystem for its protocol {protocol!r}: give "
             f"remote_protocol={protocol!r} (and remote_options), or, for references on several "
             f"protocols, fs={{{protocol!r}: {{...options}}, ...}}")
+
+
+def within_part(fs: Any, path: str, start: int | None, stop: int | None) -> dict:
+    """The ``start`` and ``end`` to ask the filesystem ``fs`` for bytes ``[start, stop)`` of
+    ``path`` (a negative ``start``: the last bytes), kept within the part of its target that
+    a ``[url, offset, length]`` reference names: fsspec before 2026.9 adds them to the part's
+    offset as they are, so a read past the part's end (a chunk read up to the bound of its
+    encoded size) returned the bytes of the next chunks too."""
+    if not is_reference_fs(fs) or (start is None and stop is None):
+        return {"start": start, "end": stop}
+    try:
+        ref = fs.references.get(fs._strip_protocol(path))
+    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
+        ref = None
+    if not isinstance(ref, (list, tuple)) or len(ref) != 3 or not isinstance(ref[2], int):
+        return {"start": start, "end": stop}
+    size = max(ref[2], 0)
+    if start is not None:
+        start = max(start, -size) if start < 0 else min(start, size)
+    if stop is not None:
+        stop = min(stop, size)
+    return {"start": start, "end": stop}
 
 
 def short_target(fs: Any, path: str, begin: int, end: int, n: int) -> Failure | None:
