@@ -37,7 +37,7 @@ from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
 from zarrx.store.remote.references import (opening_failure, reference_options, short_target,
-                                           within_part)
+                                           whole_target_version, within_part)
 from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.s3fs_listing import s3_find
@@ -249,7 +249,8 @@ class FsspecStore(RemoteStore):
                     return Got(data, None, size, a if size is None else rng.resolve(size)[0],
                                True)
                 # the version the answer names, else a HEAD's (checked after reading)
-                etag, size = version or await self._head(key)
+                etag, size = version or whole_target_version(self.fs, path, a, stop, len(data)) \
+                    or await self._head(key)
                 if whole and size > len(data):
                     self._ignores_ranges = True     # the parts of a read then share one GET
             else:

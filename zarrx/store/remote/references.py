@@ -21,7 +21,8 @@ from zarrx.store.remote.common import Failure, first_line
 from zarrx.store.remote.urls import redact, redact_urls, split_chain
 
 __all__ = ["reference_options", "opening_failure", "malformed_reference", "short_target", "unknown_protocol",
-           "is_reference_fs", "within_part"]
+           "is_reference_fs", "within_part",
+           "whole_target_version"]
 
 _JSON = {dict: "object", list: "array", str: "string", int: "number", float: "number",
          bool: "boolean", type(None): "null"}
@@ -217,6 +218,27 @@ def within_part(fs: Any, path: str, start: int | None, stop: int | None) -> dict
     if stop is not None:
         stop = min(stop, size)
     return {"start": start, "end": stop}
+
+
+def whole_target_version(fs: Any, path: str, start: int | None, stop: int | None,
+                         n: int) -> tuple[str, int] | None:
+    """The version (as ``info`` gives it: its size, no ETag or time) of the key ``path`` of
+    the reference filesystem ``fs`` whose reference is a whole file (``[url]``), when a read
+    of ``[start, stop)`` that found ``n`` bytes says its size (the whole file, or fewer bytes
+    than asked for); None otherwise. fsspec's ``info`` asks the target's filesystem for it:
+    one more request (a HEAD) for each chunk read."""
+    if not is_reference_fs(fs) or (start or 0) < 0:
+        return None
+    try:
+        ref = fs.references.get(fs._strip_protocol(path))
+    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
+        return None
+    if not isinstance(ref, (list, tuple)) or len(ref) != 1:
+        return None
+    if stop is None or n < stop - (start or 0):
+        size = (start or 0) + n
+        return f"{size}-None", size
+    return None
 
 
 def short_target(fs: Any, path: str, begin: int, end: int, n: int) -> Failure | None:

@@ -1,0 +1,56 @@
+"""The requests a read through kerchunk references makes to the server holding their targets."""
+from __future__ import annotations
+
+import http.server
+import json
+
+import numpy as np
+import pytest
+
+import zarrx
+
+from loopback import answer_range, serving
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp", reason="aiohttp is not installed (pip install aiohttp)")
+
+_ZARRAY = {"shape": [20], "chunks": [10], "dtype": ">i4", "fill_value": 0, "order": "C",
+           "filters": None, "compressor": {"id": "zlib", "level": 1}, "zarr_format": 2}
+
+
+def _server(objects: dict, seen: list):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            seen.append(("GET", self.path, self.headers.get("Range")))
+            answer_range(self, objects[self.path], [("ETag", '"v1"')])
+
+        def do_HEAD(self):
+            seen.append(("HEAD", self.path, None))
+            answer_range(self, objects[self.path], [("ETag", '"v1"')])
+    return Handler
+
+
+def test_a_whole_file_reference_is_read_with_one_request():
+    """fsspec sizes a whole-file reference (``[url]``) by asking its target's filesystem: a
+    HEAD after each chunk's GET before. A read that found fewer bytes than it asked for says
+    the size."""
+    import zlib
+    values = np.arange(20, dtype=">i4")
+    objects = {f"/c{i}": zlib.compress(values[10 * i:10 * i + 10].tobytes(), 1)
+               for i in range(2)}
+    seen: list = []
+    with serving(_server(objects, seen)) as base:
+        doc = {"version": 1, "refs": {".zgroup": '{"zarr_format": 2}',
+                                      "a/.zarray": json.dumps(_ZARRAY),
+                                      "a/0": [f"{base}/c0"], "a/1": [f"{base}/c1"]}}
+        a = zarrx.open_array("reference://", path="a", mode="r",
+                             storage_options={"fo": doc, "remote_protocol": "http"})
+        assert seen == []                             # the metadata is held inline
+        assert a[12:15].tolist() == [12, 13, 14]
+        assert [(m, p) for m, p, _ in seen] == [("GET", "/c1")]
+        seen.clear()
+        assert a[...].tolist() == list(range(20))
+        assert sorted((m, p) for m, p, _ in seen) == [("GET", "/c0"), ("GET", "/c1")]
