@@ -158,3 +158,18 @@ def test_a_missing_reference_file_is_a_missing_store(tmp_path):
             f"does not exist")):
         zarrx.open_group("reference://", mode="r", storage_options={"fo": fo})
     assert issubclass(StoreNotFoundError, FileNotFoundError)
+
+
+def test_targets_on_several_protocols_read_through_fs(refs):
+    """fsspec wraps none of the synchronous filesystems of the storage option ``fs`` (nor the
+    local one it adds for paths): their reads failed with "'MemoryFileSystem' object has no
+    attribute '_cat_file'" (zarr-python fails alike)."""
+    doc, blob = refs
+    memory = fsspec.filesystem("memory")
+    memory.pipe("/refs-walk/blob.bin", open(blob, "rb").read())
+    doc["refs"]["a/.zarray"] = doc["refs"]["a/.zarray"].replace("[20]", "[40]", 1)
+    doc["refs"]["a/1"] = ["memory://refs-walk/blob.bin", 16, 80]
+    want = list(range(20)) * 2
+    for fs in ({"file": {}, "memory": {}}, {"memory": {}}, {"memory": memory}):
+        assert _read(doc, fs=fs).tolist() == want
+    memory.rm("/refs-walk", recursive=True)

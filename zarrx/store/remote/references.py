@@ -39,6 +39,8 @@ def reference_options(url: str, so: dict, where: str) -> dict:
     references held in Parquet files."""
     if len(split_chain(url)) != 1 or url.split("://", 1)[0].lower() != "reference":
         return so
+    if isinstance(so.get("fs"), dict):
+        so = {**so, "fs": _awaitable_filesystems(so["fs"], so.get("asynchronous", False))}
     fo = so.get("fo")
     if isinstance(fo, str):
         doc = _read_json(fo, so, where)
@@ -51,6 +53,27 @@ def reference_options(url: str, so: dict, where: str) -> dict:
     else:
         return so                                # fsspec's own message says what it takes
     return _checked(doc, shown, so, where)
+
+
+def _awaitable_filesystems(given: dict, asynchronous: bool) -> dict:
+    """The filesystems of the storage option ``fs`` (a protocol's filesystem, or the options
+    to make it with), each synchronous one (local, memory, ...) wrapped to serve fsspec's
+    coroutines, the local one for targets without a protocol among them: fsspec wraps them
+    when it makes them itself (``remote_protocol``), but not those of ``fs``, whose reads then
+    failed with "'LocalFileSystem' object has no attribute '_cat_file'"."""
+    import fsspec
+    try:
+        from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+    except ImportError:                     # an fsspec that wraps none of them
+        return given
+    out = {}
+    for protocol, value in {None: fsspec.filesystem("file"), **given}.items():
+        fs = fsspec.filesystem(str(protocol).split(":", 1)[0], **value) \
+            if isinstance(value, dict) else value
+        if not getattr(fs, "async_impl", True):
+            fs = AsyncFileSystemWrapper(fs, asynchronous=asynchronous)
+        out[protocol] = fs
+    return out
 
 
 def _read_json(fo: str, so: dict, where: str) -> Any:
