@@ -1,6 +1,7 @@
 """The requests a read through kerchunk references makes to the server holding their targets."""
 from __future__ import annotations
 
+import base64
 import http.server
 import json
 
@@ -54,3 +55,32 @@ def test_a_whole_file_reference_is_read_with_one_request():
         seen.clear()
         assert a[...].tolist() == list(range(20))
         assert sorted((m, p) for m, p, _ in seen) == [("GET", "/c0"), ("GET", "/c1")]
+
+
+def test_a_reference_file_is_read_once_for_stores_made_again(tmp_path, monkeypatch):
+    """A store unpickled in a dask task, or opened again, takes the reference set read before
+    (fsspec's cache of filesystem instances did so when it read the file itself)."""
+    import pickle
+    from fsspec.implementations.local import LocalFileSystem
+    doc = {"version": 1, "refs": {".zgroup": '{"zarr_format": 2}', "a/.zarray": json.dumps(
+        {**_ZARRAY, "compressor": None}), "a/0": "base64:" + base64.b64encode(bytes(40)).decode()}}
+    fo = tmp_path / "refs.json"
+    fo.write_text(json.dumps(doc))
+    opened = []
+    stock = LocalFileSystem._open
+
+    def _open(self, path, *args, **kwargs):
+        opened.append(path)
+        return stock(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(LocalFileSystem, "_open", _open)
+    so = {"fo": str(fo), "remote_protocol": "file"}
+    a = zarrx.open_array("reference://", path="a", mode="r", storage_options=so)
+    b = zarrx.open_array("reference://", path="a", mode="r", storage_options=so)
+    c = pickle.loads(pickle.dumps(a))
+    for z in (a, b, c):
+        assert z[:10].tolist() == [0] * 10
+    assert opened == [str(fo)]
+    fresh = zarrx.open_array("reference://", path="a", mode="r",
+                             storage_options={**so, "skip_instance_cache": True})
+    assert fresh[0] == 0 and opened == [str(fo)] * 2

@@ -14,6 +14,8 @@ protocol the filesystem has no filesystem for, a target shorter than its referen
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from zarrx.errors import MissingDependencyError, StoreError, StoreNotFoundError
@@ -33,12 +35,50 @@ def is_reference_fs(fs: Any) -> bool:
     return type(fs).__name__ == "ReferenceFileSystem"
 
 
+class ReferenceSet(dict):
+    """A reference set zarrx read from ``source``, as fsspec is given it: shown by its source,
+    so that the token fsspec makes of a filesystem's arguments (the text of each) stays as
+    cheap as for the path itself, and names the same instance for the same source."""
+
+    source = ""
+
+    def __repr__(self) -> str:
+        return f"ReferenceSet({self.source!r})"
+
+
+#: reference sets read for storage options (by their token): a store made again from the same
+#: options (unpickled in a dask task, opened again) reads its reference set once per process,
+#: as fsspec's own cache of filesystem instances read it before; at most _KEPT are kept
+_READ: OrderedDict[str, dict] = OrderedDict()
+_READ_LOCK = threading.Lock()
+_KEPT = 8
+
+
 def reference_options(url: str, so: dict, where: str) -> dict:
     """``so``, the storage options of ``url``, with the JSON reference set its ``fo`` names
     read and checked (``where`` begins the messages); ``so`` as it is for any other URL, or
     references held in Parquet files."""
     if len(split_chain(url)) != 1 or url.split("://", 1)[0].lower() != "reference":
         return so
+    if not isinstance(so.get("fo"), str):
+        return _prepared(so, where)
+    from fsspec.utils import tokenize
+    token = None if so.get("skip_instance_cache") else tokenize(url, so)
+    with _READ_LOCK:
+        kept = _READ.get(token) if token is not None else None
+        if kept is not None:
+            _READ.move_to_end(token)
+            return kept
+    prepared = _prepared(so, where)
+    if token is not None:
+        with _READ_LOCK:
+            _READ[token] = prepared
+            while len(_READ) > _KEPT:
+                _READ.popitem(last=False)
+    return prepared
+
+
+def _prepared(so: dict, where: str) -> dict:
     if isinstance(so.get("fs"), dict):
         so = {**so, "fs": _awaitable_filesystems(so["fs"], so.get("asynchronous", False))}
     fo = so.get("fo")
@@ -46,6 +86,9 @@ def reference_options(url: str, so: dict, where: str) -> dict:
         doc = _read_json(fo, so, where)
         if doc is None:
             return so                             # Parquet references, read lazily
+        if isinstance(doc, dict):
+            doc = ReferenceSet(doc)
+            doc.source = redact(fo)
         so = {**so, "fo": doc}
         shown = repr(redact(fo))
     elif isinstance(fo, dict):
@@ -53,6 +96,11 @@ def reference_options(url: str, so: dict, where: str) -> dict:
     else:
         return so                                # fsspec's own message says what it takes
     return _checked(doc, shown, so, where)
+
+
+#: the wrapper of each synchronous filesystem (the same one each time: fsspec's token of the
+#: reference filesystem's arguments names the same instance then)
+_WRAPPED: dict = {}
 
 
 def _awaitable_filesystems(given: dict, asynchronous: bool) -> dict:
@@ -71,7 +119,17 @@ def _awaitable_filesystems(given: dict, asynchronous: bool) -> dict:
         fs = fsspec.filesystem(str(protocol).split(":", 1)[0], **value) \
             if isinstance(value, dict) else value
         if not getattr(fs, "async_impl", True):
-            fs = AsyncFileSystemWrapper(fs, asynchronous=asynchronous)
+            try:
+                wrapped = _WRAPPED.get((fs, asynchronous))
+            except TypeError:                # a filesystem that cannot be a key
+                wrapped = None
+            if wrapped is None:
+                wrapped = AsyncFileSystemWrapper(fs, asynchronous=asynchronous)
+                try:
+                    _WRAPPED[(fs, asynchronous)] = wrapped
+                except TypeError:
+                    pass
+            fs = wrapped
         out[protocol] = fs
     return out
 
