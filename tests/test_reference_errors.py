@@ -173,3 +173,16 @@ def test_targets_on_several_protocols_read_through_fs(refs):
     for fs in ({"file": {}, "memory": {}}, {"memory": {}}, {"memory": memory}):
         assert _read(doc, fs=fs).tolist() == want
     memory.rm("/refs-walk", recursive=True)
+
+
+@pytest.mark.parametrize("part", [[-5, 80], [16, -1], [1.5, 80], ["16", 80]],
+                         ids=["negative-offset", "negative-length", "float", "text"])
+def test_a_part_that_is_no_range_of_bytes_is_named(refs, part):
+    """The local filesystem's "read length must be non-negative" (or a TypeError) before."""
+    doc, blob = refs
+    doc["refs"]["a/0"] = [blob, *part]
+    ref = [blob, *part]
+    with pytest.raises(RemoteError, match=_prefix() + re.escape(
+            f"its reference, {ref!r}, names no part of its target: expected [url, offset, "
+            f"length] with an offset and a length of 0 or more")):
+        _read(doc)

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from zarrx.store.remote.common import Failure, first_line, retry_after_seconds, status_kind
-from zarrx.store.remote.references import malformed_reference, unknown_protocol
+from zarrx.store.remote.references import bad_part, malformed_reference, unknown_protocol
 from zarrx.store.remote.storage_options import without_values
 
 __all__ = ["failure_of"]
@@ -105,6 +105,8 @@ def _unreachable(exc: BaseException, fs: Any, storage_options: dict) -> Failure:
     from zarrx.store.remote.urls import redact, redact_urls
     target = redact(str(getattr(exc, "target", "")))
     cause = exc.__cause__
+    if fs is not None and (bad := bad_part(exc, fs)) is not None:
+        return bad
     if cause is not None and (why := unknown_protocol(cause, target, fs)) is not None:
         return Failure("config", None, f"the target of its reference, {target!r}: {why}")
     if "{{" in target:

@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
+from numbers import Integral
 from typing import Any
 
 from zarrx.errors import MissingDependencyError, StoreError, StoreNotFoundError
 from zarrx.store.remote.common import Failure, first_line
 from zarrx.store.remote.urls import redact, redact_urls, split_chain
 
-__all__ = ["reference_options", "opening_failure", "malformed_reference", "short_target", "unknown_protocol",
+__all__ = ["reference_options", "opening_failure", "bad_part", "malformed_reference", "short_target", "unknown_protocol",
            "is_reference_fs", "within_part",
            "whole_target_version"]
 
@@ -258,9 +259,32 @@ def malformed_reference(exc: BaseException, fs: Any) -> Failure | None:
     found, ref = _reference_of(exc, fs)
     if not found:
         return None
+    if (bad := _part_failure(ref)) is not None:
+        return bad
     text = repr(ref)
     text = text if len(text) <= 120 else text[:117] + "..."
     return Failure("bad_response", None, f"its reference, {text}, is not {_FORMS}")
+
+
+def _part_failure(ref: object) -> Failure | None:
+    """The failure of a ``[url, offset, length]`` reference whose offset or length is no
+    whole number of bytes of 0 or more, or None."""
+    if not isinstance(ref, (list, tuple)) or len(ref) != 3:
+        return None
+    if all(isinstance(n, Integral) and not isinstance(n, bool) and n >= 0 for n in ref[1:]):
+        return None
+    text = repr(ref) if len(repr(ref)) <= 120 else repr(ref)[:117] + "..."
+    return Failure("bad_response", None, f"its reference, {text}, names no part of its target: "
+                   f"expected [url, offset, length] with an offset and a length of 0 or more")
+
+
+def bad_part(exc: BaseException, fs: Any) -> Failure | None:
+    """:func:`_part_failure` of the reference of the key fsspec's ReferenceNotReachable
+    ``exc`` names (its target's filesystem refused the read)."""
+    try:
+        return _part_failure(fs.references.get(str(getattr(exc, "reference", ""))))
+    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
+        return None
 
 
 def unknown_protocol(cause: BaseException, target: str, fs: Any) -> str | None:
@@ -284,16 +308,19 @@ def within_part(fs: Any, path: str, start: int | None, stop: int | None) -> dict
     ``path`` (a negative ``start``: the last bytes), kept within the part of its target that
     a ``[url, offset, length]`` reference names: fsspec before 2026.9 adds them to the part's
     offset as they are, so a read past the part's end (a chunk read up to the bound of its
-    encoded size) returned the bytes of the next chunks too."""
-    if not is_reference_fs(fs) or (start is None and stop is None):
+    encoded size) returned the bytes of the next chunks too. A part that is no range of bytes
+    (a negative length, which fsspec reads as no bytes) is a bad response."""
+    if not is_reference_fs(fs):
         return {"start": start, "end": stop}
     try:
         ref = fs.references.get(fs._strip_protocol(path))
     except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
         ref = None
-    if not isinstance(ref, (list, tuple)) or len(ref) != 3 or not isinstance(ref[2], int):
+    if (bad := _part_failure(ref)) is not None:
+        raise bad
+    if not isinstance(ref, (list, tuple)) or len(ref) != 3 or (start is None and stop is None):
         return {"start": start, "end": stop}
-    size = max(ref[2], 0)
+    size = int(ref[2])
     if start is not None:
         start = max(start, -size) if start < 0 else min(start, size)
     if stop is not None:
