@@ -84,3 +84,15 @@ def test_a_reference_file_is_read_once_for_stores_made_again(tmp_path, monkeypat
     fresh = zarrx.open_array("reference://", path="a", mode="r",
                              storage_options={**so, "skip_instance_cache": True})
     assert fresh[0] == 0 and opened == [str(fo)] * 2
+
+
+def test_a_reference_file_written_again_is_read_again(tmp_path):
+    doc = {"version": 1, "refs": {".zgroup": '{"zarr_format": 2}', "a/.zarray": json.dumps(
+        {**_ZARRAY, "compressor": None}), "a/0": "base64:" + base64.b64encode(bytes(40)).decode()}}
+    fo = tmp_path / "refs.json"
+    fo.write_text(json.dumps(doc))
+    so = {"fo": str(fo), "remote_protocol": "file"}
+    assert zarrx.open_array("reference://", path="a", mode="r", storage_options=so)[0] == 0
+    doc["refs"]["a/0"] = "base64:" + base64.b64encode(b"\x00\x00\x00\x07" * 10).decode()
+    fo.write_text(json.dumps(doc) + "  ")
+    assert zarrx.open_array("reference://", path="a", mode="r", storage_options=so)[0] == 7

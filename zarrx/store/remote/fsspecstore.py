@@ -43,7 +43,7 @@ from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.s3fs_listing import s3_find
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
 from zarrx.store.remote.urls import HTTP_SCHEMES, WEB_READ_ONLY, bucket_problem, redact, \
-    redact_urls, require, scheme_of, split_chain
+    require, scheme_of, split_chain
 
 __all__ = ["FsspecStore"]
 
@@ -103,9 +103,8 @@ class FsspecStore(RemoteStore):
             except ZarrError:
                 raise
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
-                why = opening_failure(so, exc) or (f"cannot open the filesystem: {type(exc).__name__}"
-                                                   f": {redact_urls(str(exc)):.200}")
-                raise StoreError(f"FsspecStore({redact(fs)!r}): {why}") from None
+                raise StoreError(f"FsspecStore({redact(fs)!r}): {opening_failure(so, exc)}"
+                                 ) from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries

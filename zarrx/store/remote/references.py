@@ -23,9 +23,9 @@ from zarrx.errors import MissingDependencyError, StoreError, StoreNotFoundError
 from zarrx.store.remote.common import Failure, first_line
 from zarrx.store.remote.urls import redact, redact_urls, split_chain
 
-__all__ = ["reference_options", "opening_failure", "bad_part", "malformed_reference", "short_target", "unknown_protocol",
-           "is_reference_fs", "within_part",
-           "whole_target_version"]
+__all__ = ["reference_options", "opening_failure", "bad_part", "malformed_reference",
+           "short_target", "unknown_protocol", "is_reference_fs", "within_part",
+           "whole_target_version", "ReferenceSet"]
 
 _JSON = {dict: "object", list: "array", str: "string", int: "number", float: "number",
          bool: "boolean", type(None): "null"}
@@ -42,9 +42,10 @@ class ReferenceSet(dict):
     cheap as for the path itself, and names the same instance for the same source."""
 
     source = ""
+    version: tuple = ()
 
     def __repr__(self) -> str:
-        return f"ReferenceSet({self.source!r})"
+        return f"ReferenceSet({self.source!r}, {self.version!r})"
 
 
 #: reference sets read for storage options (by their token): a store made again from the same
@@ -61,16 +62,21 @@ def reference_options(url: str, so: dict, where: str) -> dict:
     references held in Parquet files."""
     if len(split_chain(url)) != 1 or url.split("://", 1)[0].lower() != "reference":
         return so
-    if not isinstance(so.get("fo"), str):
-        return _prepared(so, where)
+    fo = so.get("fo")
+    if not isinstance(fo, str):
+        return _prepared(so, None, where)
+    found = _version(fo, so, where)
+    if found is None:                   # Parquet references, read lazily by fsspec
+        return _prepared(so, None, where) if isinstance(so.get("fs"), dict) else so
     from fsspec.utils import tokenize
-    token = None if so.get("skip_instance_cache") else tokenize(url, so)
+    # the same options and the same version of the file: the reference set read before
+    token = None if so.get("skip_instance_cache") else (tokenize(url, so), found)
     with _READ_LOCK:
         kept = _READ.get(token) if token is not None else None
         if kept is not None:
             _READ.move_to_end(token)
             return kept
-    prepared = _prepared(so, where)
+    prepared = _prepared(so, _read_json(fo, so, where), where, found)
     if token is not None:
         with _READ_LOCK:
             _READ[token] = prepared
@@ -79,17 +85,16 @@ def reference_options(url: str, so: dict, where: str) -> dict:
     return prepared
 
 
-def _prepared(so: dict, where: str) -> dict:
+def _prepared(so: dict, doc: Any, where: str, version: tuple = ()) -> dict:
+    """``so`` with the reference set ``doc`` read from its ``fo`` (None: ``fo`` as it is)
+    checked, and the filesystems of its ``fs`` ready for fsspec."""
     if isinstance(so.get("fs"), dict):
         so = {**so, "fs": _awaitable_filesystems(so["fs"], so.get("asynchronous", False))}
     fo = so.get("fo")
-    if isinstance(fo, str):
-        doc = _read_json(fo, so, where)
-        if doc is None:
-            return so                             # Parquet references, read lazily
+    if doc is not None:
         if isinstance(doc, dict):
             doc = ReferenceSet(doc)
-            doc.source = redact(fo)
+            doc.source, doc.version = redact(fo), version
         so = {**so, "fo": doc}
         shown = repr(redact(fo))
     elif isinstance(fo, dict):
@@ -135,31 +140,52 @@ def _awaitable_filesystems(given: dict, asynchronous: bool) -> dict:
     return out
 
 
+def _target_options(so: dict) -> dict:
+    """The options fsspec's reference filesystem opens the file ``fo`` with."""
+    return dict(so.get("ref_storage_args") or so.get("target_options") or {},
+                protocol=so.get("target_protocol"))
+
+
+def _cannot_read(fo: str, exc: BaseException, where: str) -> StoreError:
+    shown = redact(fo)
+    if isinstance(exc, FileNotFoundError):
+        return StoreNotFoundError(f"{where}: the reference set {shown!r} (storage option "
+                                  f"'fo') does not exist")
+    return StoreError(f"{where}: cannot read the reference set {shown!r} (storage option "
+                      f"'fo'): {type(exc).__name__}: {redact_urls(first_line(exc))}")
+
+
+def _version(fo: str, so: dict, where: str) -> tuple | None:
+    """The version of the file ``fo`` (its ETag, modification time and size, as its
+    filesystem's ``info`` gives them), or None for references held in Parquet files (a folder,
+    as fsspec's reference filesystem tells them)."""
+    import fsspec
+    try:
+        ref_fs, path = fsspec.core.url_to_fs(fo, **_target_options(so))
+        if ".json" not in path and fo.endswith(("parq", "parquet", "/")):
+            return None
+        info = ref_fs.info(path)
+    except Exception as exc:  # noqa: BLE001 - any filesystem's failure, named
+        raise _cannot_read(fo, exc, where) from None
+    if ".json" not in path and info.get("type") == "directory":
+        return None
+    return tuple(str(info.get(k)) for k in ("ETag", "etag", "mtime", "LastModified",
+                                            "last_modified", "created", "size"))
+
+
 def _read_json(fo: str, so: dict, where: str) -> Any:
     """The JSON document at ``fo``, read as fsspec's reference filesystem reads it (with
-    ``target_options`` / ``target_protocol``); None for references held in Parquet files."""
+    ``target_options`` / ``target_protocol``)."""
     import fsspec
-    opts = dict(so.get("ref_storage_args") or so.get("target_options") or {},
-                protocol=so.get("target_protocol"))
-    shown = redact(fo)
     try:
-        ref_fs, path = fsspec.core.url_to_fs(fo, **opts)
-        if ".json" not in path and (fo.endswith(("parq", "parquet", "/"))
-                                    or ref_fs.isdir(path)):
-            return None
-        with fsspec.open(fo, "rb", **opts) as f:
+        with fsspec.open(fo, "rb", **_target_options(so)) as f:
             text = f.read()
-    except FileNotFoundError:
-        raise StoreNotFoundError(f"{where}: the reference set {shown!r} (storage option "
-                                 f"'fo') does not exist") from None
     except Exception as exc:  # noqa: BLE001 - any filesystem's failure, named
-        raise StoreError(f"{where}: cannot read the reference set {shown!r} (storage option "
-                         f"'fo'): {type(exc).__name__}: {redact_urls(first_line(exc))}"
-                         ) from None
+        raise _cannot_read(fo, exc, where) from None
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise StoreError(f"{where}: the reference set {shown!r} is not JSON: "
+        raise StoreError(f"{where}: the reference set {redact(fo)!r} is not JSON: "
                          f"{first_line(exc)}") from None
 
 
@@ -203,15 +229,19 @@ def _checked(doc: Any, shown: str, so: dict, where: str) -> dict:
     return so
 
 
-def opening_failure(so: dict, exc: BaseException) -> str | None:
-    """What is wrong with the reference set (storage options ``so``) that fsspec could not
-    open with ``exc``, naming the reference: inline data that is not base64, a template no
-    entry of 'templates' defines; None when ``exc`` is no such failure."""
-    import binascii
+def opening_failure(so: dict, exc: BaseException) -> str:
+    """What is wrong when fsspec could not open a filesystem with the storage options ``so``
+    (raising ``exc``); for a reference set, naming the reference: inline data that is not
+    base64, a template no entry of 'templates' defines."""
     fo = so.get("fo")
     refs = fo.get("refs") if isinstance(fo, dict) else None
-    if not isinstance(refs, dict):
-        return None
+    found = _reference_problem(refs, exc) if isinstance(refs, dict) else None
+    return found or (f"cannot open the filesystem: {type(exc).__name__}: "
+                     f"{redact_urls(str(exc)):.200}")
+
+
+def _reference_problem(refs: dict, exc: BaseException) -> str | None:
+    import binascii
     if isinstance(exc, binascii.Error):
         for key, value in refs.items():
             if isinstance(value, str) and value.startswith("base64:"):
