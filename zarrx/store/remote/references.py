@@ -121,9 +121,17 @@ def _awaitable_filesystems(given: dict, asynchronous: bool) -> dict:
     except ImportError:                     # an fsspec that wraps none of them
         return given
     out = {}
-    for protocol, value in {None: fsspec.filesystem("file"), **given}.items():
-        fs = fsspec.filesystem(str(protocol).split(":", 1)[0], **value) \
-            if isinstance(value, dict) else value
+    for protocol, value in {None: {}, **given}.items():
+        name = str(protocol or "file").split(":", 1)[0]
+        if isinstance(value, dict):
+            try:
+                if fsspec.get_filesystem_class(name).async_impl:
+                    out[protocol] = value      # made by fsspec (in a forked child: anew)
+                    continue
+            except (ImportError, ValueError):
+                out[protocol] = value          # fsspec's own message names what is missing
+                continue
+        fs = fsspec.filesystem(name, **value) if isinstance(value, dict) else value
         if not getattr(fs, "async_impl", True):
             try:
                 wrapped = _WRAPPED.get((fs, asynchronous))
