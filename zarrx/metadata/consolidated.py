@@ -110,7 +110,9 @@ def _node_kinds(d: dict[str, Any], key: str) -> tuple[dict[str, Any], dict[str, 
     document of 1,000,000 groups) and its pending paths; the layout of the document checked:
     each node is an array or a group, not both, not attributes alone."""
     loc = Loc(key)
-    loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING))
+    # record_size: the .zmetadata of a kerchunk reference set held in Parquet files (fsspec's
+    # LazyReferenceMapper), which has no zarr_consolidated_format
+    loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING, "record_size"))
     pending = pending_paths(d.get(PENDING, []), loc / PENDING)
     fmt = d.get("zarr_consolidated_format", 1)
     if fmt != 1 or isinstance(fmt, bool):

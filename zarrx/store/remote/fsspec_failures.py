@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from zarrx.store.remote.common import Failure, first_line, retry_after_seconds, status_kind
+from zarrx.store.remote.references import bad_part, malformed_reference, unknown_protocol
 from zarrx.store.remote.storage_options import without_values
 
 __all__ = ["failure_of"]
@@ -20,7 +21,9 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
     """``exc``, raised by the filesystem ``fs`` (opened with ``storage_options``), classified;
     None when it is not the filesystem's (a bug: re-raised)."""
     if type(exc).__name__ == "ReferenceNotReachable" and exc.__cause__ is not None:
-        return _unreachable(exc, storage_options)
+        return _unreachable(exc, fs, storage_options)
+    if (malformed := malformed_reference(exc, fs)) is not None:
+        return malformed
     status, code, headers = _response_of(exc)
     if status is not None:
         if status == 412 or code == "PreconditionFailed":
@@ -94,7 +97,7 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
     return None
 
 
-def _unreachable(exc: BaseException, storage_options: dict) -> Failure:
+def _unreachable(exc: BaseException, fs: Any, storage_options: dict) -> Failure:
     """The failure of a kerchunk reference (fsspec's reference filesystem) whose target
     cannot be read, classified by why (a server that failed is asked again), naming the
     target without credentials. A missing target is no missing key (the reference says the
@@ -102,6 +105,13 @@ def _unreachable(exc: BaseException, storage_options: dict) -> Failure:
     from zarrx.store.remote.urls import redact, redact_urls
     target = redact(str(getattr(exc, "target", "")))
     cause = exc.__cause__
+    if fs is not None and (bad := bad_part(exc, fs)) is not None:
+        return bad
+    if cause is not None and (why := unknown_protocol(cause, target, fs)) is not None:
+        return Failure("config", None, f"the target of its reference, {target!r}: {why}")
+    if "{{" in target:
+        return Failure("config", None, f"the target of its reference, {target!r}, names a "
+                       f"template the reference set does not define")
     fail = failure_of(cause, None, storage_options) if cause is not None else None
     if fail is None:
         return Failure("other", None, f"the target of its reference, {target!r}, cannot be "

@@ -36,22 +36,20 @@ from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_versio
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
+from zarrx.store.remote.references import (opening_failure, reference_options, short_target,
+                                           whole_target_version, within_part)
 from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.s3fs_listing import s3_find
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
 from zarrx.store.remote.urls import HTTP_SCHEMES, WEB_READ_ONLY, bucket_problem, redact, \
-    redact_urls, require, scheme_of, split_chain
+    require, scheme_of, split_chain
 
 __all__ = ["FsspecStore"]
 
 T = TypeVar("T")
 _GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
 _REREADS = 8             # reads of an object that keeps changing before a failed condition
-
-
-def _fsspec():  # type: ignore[no-untyped-def]
-    return require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
 
 
 def _url_to_fs(fsspec: Any, url: str, options: dict[str, Any]) -> tuple[Any, str]:
@@ -85,14 +83,15 @@ class FsspecStore(RemoteStore):
     def __init__(self, fs: Any, path: str = "", *, storage_options: dict | None = None,
                  read_only: bool = False, options: RemoteOptions | dict | None = None,
                  **overrides: Any) -> None:
-        fsspec = _fsspec()
+        fsspec = require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
         opts = RemoteOptions.make(options, **overrides)
         self._source, self._path_arg = fs, path
         self._storage_options = dict(storage_options or {})
         if isinstance(fs, str):
             if (problem := bucket_problem(fs)) is not None:
                 raise StoreError(f"FsspecStore: {problem}")
-            so = fsspec_options(fs, self._storage_options, opts)
+            so = reference_options(fs, fsspec_options(fs, self._storage_options, opts),
+                                   f"FsspecStore({redact(fs)!r})")
             try:
                 self.fs, root = _url_to_fs(fsspec, fs, so)
             except ImportError as exc:
@@ -104,8 +103,8 @@ class FsspecStore(RemoteStore):
             except ZarrError:
                 raise
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
-                raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
-                                 f"{type(exc).__name__}: {redact_urls(str(exc)):.200}") from None
+                raise StoreError(f"FsspecStore({redact(fs)!r}): {opening_failure(so, exc)}"
+                                 ) from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
@@ -240,8 +239,8 @@ class FsspecStore(RemoteStore):
                     type(self.fs).__name__ == "HTTPFileSystem"
                 data, more, first, version, whole = await self._bounded(
                     http_range(self.fs, path, a or 0, stop, into)) if ranged else \
-                    (await self._bounded(self.fs._cat_file(path, start=a, end=stop)), False,
-                     None, None, False)
+                    (await self._bounded(self.fs._cat_file(
+                        path, **within_part(self.fs, path, a, stop))), False, None, None, False)
                 if more:
                     # longer than the range: a bad response (not a race), whose object size
                     # comes from its Content-Range (a HEAD could read a whole object)
@@ -249,7 +248,8 @@ class FsspecStore(RemoteStore):
                     return Got(data, None, size, a if size is None else rng.resolve(size)[0],
                                True)
                 # the version the answer names, else a HEAD's (checked after reading)
-                etag, size = version or await self._head(key)
+                etag, size = version or whole_target_version(self.fs, path, a, stop, len(data)) \
+                    or await self._head(key)
                 if whole and size > len(data):
                     self._ignores_ranges = True     # the parts of a read then share one GET
             else:
@@ -262,6 +262,8 @@ class FsspecStore(RemoteStore):
             if if_match is not None and etag != if_match:
                 raise Failure("precondition", 412)
             begin, end = rng.resolve(size)
+            if (short := short_target(self.fs, path, begin, end, len(data))) is not None:
+                raise short                     # a target that ends before its reference
             if len(data) == end - begin or (a or stop is not None) and len(data) == size \
                     or seen == (etag, size):
                 break          # the bytes fit the version, or a server that sends others
@@ -461,13 +463,11 @@ class FsspecStore(RemoteStore):
                 "options": self.options}
 
     def __eq__(self, other: object) -> bool:
-        """As zarr-python's: the same path of equal filesystems, both read-only or both
-        writable."""
+        """As zarr-python's: the same path of equal filesystems, both read-only or not."""
         return isinstance(other, type(self)) and self.root == other.root \
             and self.read_only == other.read_only and self.fs == other.fs
 
     def __hash__(self) -> int:
         return hash((FsspecStore, self.root, self.read_only))
-
     def __repr__(self) -> str:
         return f"FsspecStore({self._display!r}{', read_only=True' if self.read_only else ''})"
