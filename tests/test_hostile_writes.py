@@ -126,7 +126,7 @@ def fuzz_case(name: str, rounds: int, tmp_path) -> int:
 def test_hostile_stored_bytes_take_writes_or_raise_zarr_errors(name, tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fuzz_case(name, ROUNDS, tmp_path)
+        assert fuzz_case(name, ROUNDS, tmp_path) > 0      # some writes went through
 
 
 def test_writes_into_the_seeds_read_back() -> None:
