@@ -59,6 +59,7 @@ SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tes
 	tests/test_outer_copies.py tests/store/test_dict_listing.py tests/test_sanitized_kernels.py \
 	tests/test_sanitized_kernels2.py tests/test_sanitized_dirlist.py tests/test_local_sparse_reads.py \
 	tests/test_small_chunk_reads.py tests/test_hostile_sizes.py tests/test_hostile_small_chunks.py \
+	tests/test_hostile_writes.py \
 	tests/store/test_local_generations.py tests/test_group_chains.py \
 	tests/store/test_local_recent_generations.py tests/test_batch_writes.py \
 	tests/test_small_chunk_point_reads.py tests/test_shard_outer_reads.py \
