@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from loopback import not_found, serving
 
-from zarrx.errors import RemoteThrottledError
+from zarrx.errors import RemoteError, RemoteThrottledError
 
 pytest.importorskip("aiohttp")
 
@@ -125,3 +125,35 @@ def test_a_resumed_listing_leaves_out_the_keys_a_server_ignoring_start_after_sen
         store = _store(backend, endpoint, retries=2)
         assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS]
     assert len(H.asked) <= 2 * (len(KEYS) // H.page + 1) + 2
+
+
+class _RepeatingHandler(_ThrottlingListHandler):
+    """A broken endpoint: ``start-after`` and continuation tokens ignored, every answer the
+    first page again, saying the listing goes on; after 40 requests, HTTP 400 (so that a
+    client asking for ever stops)."""
+
+    def do_GET(self) -> None:
+        url = urlparse(self.path)
+        query = parse_qs(url.query)
+        if "list-type" in query and len(type(self).asked) >= 40:
+            type(self).asked.append(query)
+            return not_found(self)
+        keep = [(k, v) for k, vs in query.items() for v in vs
+                if k not in ("start-after", "continuation-token")]
+        self.path = url.path + "?" + urlencode(keep)
+        super().do_GET()
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_resumed_listing_of_a_server_repeating_its_pages_fails(backend):
+    """A listing resumed after a failed page, from a server that sends its first page again
+    and again, is a listing that repeats itself, as it is when not resumed (ObjectStore asked
+    for the page for ever: the keys of a resumed listing at or before its last were left
+    out unchecked)."""
+    H = _RepeatingHandler
+    H.asked, H.fails = [], staticmethod(lambda n: n == 2)
+    with serving(H) as endpoint:
+        store = _store(backend, endpoint, retries=2)
+        with pytest.raises(RemoteError, match=r"the server listed 'a/k0000' twice"):
+            list(store.list_prefix("a/"))
+    assert len(H.asked) < 10
