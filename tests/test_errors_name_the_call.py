@@ -155,3 +155,5 @@ def test_save_array_refuses_a_mode_it_cannot_save_with(tmp_path, mode):
         zarrx.save_array(str(where), np.arange(3), mode=mode)
     assert str(info.value).startswith("save_array: mode")
     assert not where.exists()
+    zarrx.save_array(str(where), np.arange(3), mode=None)     # the default, as in create
+    assert zarrx.load(str(where)).tolist() == [0, 1, 2]
