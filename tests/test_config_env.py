@@ -90,7 +90,10 @@ def test_the_settings_module_pickles_by_reference():
 
     cloudpickle = pytest.importorskip("cloudpickle")
     assert pickle.loads(pickle.dumps(zarrx.config)) is zarrx.config
-    namespace = {"__name__": "__main__", "zarrx": zarrx}
-    exec("def work(n):\n    with zarrx.config.set(threads=1):\n        return n + 1\n", namespace)
+    # (the function's global is the settings module itself, as after ``from zarrx import
+    # config``: a global naming the package would pickle the package, not its settings)
+    namespace = {"__name__": "__main__", "config": zarrx.config}
+    exec("def work(n):\n    with config.set(threads=1):\n        return n + config.threads\n",
+         namespace)
     work = pickle.loads(cloudpickle.dumps(namespace["work"]))
     assert work(1) == 2

@@ -94,6 +94,7 @@ def test_a_misspelt_keyword_is_never_matched_to_a_private_one(tmp_path):
     (lambda s, **k: zarrx.create((2,), store=s, **k), "create"),
     (lambda s, **k: zarrx.zeros((2,), store=s, **k), "zeros"),
     (lambda s, **k: zarrx.array([1, 2], store=s, **k), "array"),
+    (lambda s, **k: zarrx.save_array(s, np.arange(2), **k), "save_array"),
 ])
 def test_an_unknown_mode_names_the_function(call, name):
     # before: mode: expected one of ..., naming no function
@@ -142,3 +143,17 @@ def test_the_like_functions_name_themselves(name):
     with pytest.raises(ArgumentTypeError) as info:
         call(source, config=5)
     assert str(info.value) == f"{name}: config: expected a mapping, found int 5"
+
+
+@pytest.mark.parametrize("mode", ["r", 5, "rw"])
+def test_save_array_refuses_a_mode_it_cannot_save_with(tmp_path, mode):
+    """save_array's mode= is checked as create's is (before: any value was taken, and mode
+    'r' wrote the array, making a directory for a path)."""
+    where = tmp_path / "a.zarr"
+    error = zarrx.ReadOnlyError if mode == "r" else ArgumentError
+    with pytest.raises(error) as info:
+        zarrx.save_array(str(where), np.arange(3), mode=mode)
+    assert str(info.value).startswith("save_array: mode")
+    assert not where.exists()
+    zarrx.save_array(str(where), np.arange(3), mode=None)     # the default, as in create
+    assert zarrx.load(str(where)).tolist() == [0, 1, 2]

@@ -59,7 +59,12 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
                                 f"shape and dtype), found {type(arr).__name__}")
     zarr_format = check_format(zarr_format, none=True)
     node_path(path, _what, new=True)            # before the store is opened (or made)
-    mode = kwargs.pop("mode", "a")
+    mode = kwargs.pop("mode", None)
+    mode = "a" if mode is None else mode            # as create takes it
+    check_mode(mode, _what)
+    if mode == "r":
+        raise ReadOnlyError(f"{_what}: mode 'r' opens read-only; an array cannot be saved "
+                            "with it")
     overwrite = flag_arg(kwargs.pop("overwrite", None), _what, "overwrite") or mode == "w"
     chunks = kwargs.pop("chunks", None)
     if chunks is None:

@@ -56,3 +56,15 @@ def test_web_stores_say_why_they_cannot_write():
             store.set("zarr.json", b"{}")
         assert str(info.value) == (f"{store!r}: cannot write 'zarr.json': the store is "
                                    f"read-only: {HINT}")
+
+
+@pytest.mark.parametrize("mode", ["w", "r+", "a"])
+def test_a_web_store_object_opened_to_write_says_why_too(mode):
+    """A store of an http(s) URL given as a store object, not a URL, is refused with the same
+    reason (before: 'is read-only, cannot open it with mode ...', naming none)."""
+    for store in (ObjectStore("https://example.invalid/x.zarr"),
+                  FsspecStore("https://example.invalid/x.zarr")):
+        with pytest.raises(ReadOnlyError) as info:
+            zarrx.open(store, mode=mode)
+        assert str(info.value) == (f"open: {store!r} is read-only, cannot open it with mode "
+                                   f"{mode!r}: {HINT}")

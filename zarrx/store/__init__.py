@@ -99,8 +99,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
             raise StoreArgumentError(f"{_what}: storage_options apply to URLs, not to the "
                                      f"store {obj!r}")
         if obj.read_only and mode != "r":
+            why = f": {obj.read_only_reason}" if obj.read_only_reason else ""
             raise ReadOnlyError(f"{_what}: {obj!r} is read-only, cannot open it with mode "
-                                f"{mode!r}")
+                                f"{mode!r}{why}")
         if mode == "r" and not obj.read_only and \
                 (type(obj).__module__, type(obj).__qualname__) in _VIEWED:
             # a read-only view of the same objects, as zarr-python opens; a subclass (one that

@@ -84,7 +84,8 @@ async def names_below(listing: Any, root: str, folder: str, most: int, *,
     its pages (a server's 1000, or fewer): the paths after the last one complete it, one more
     request for a listing that is whole (an empty page). A path written by another writer
     meanwhile is listed as a listing begun later would list it; the paths a server ignoring
-    ``start-after`` sends again (not past the last) are left out."""
+    ``start-after`` sends again (not past the last) are left out, unless one comes more often
+    than an object and its marker do (a server sending one page for ever)."""
     listed = Listed() if listed is None else listed
     last = await _take(listing(listed.last), root + folder, len(root), most, listed,
                        listed.last)
@@ -99,10 +100,17 @@ async def _take(stream: Any, below: str, cut: int, most: int, listed: Listed,
     greatest of them, None when there is none."""
     last = None
     found, seen, twice = listed.found, listed.seen, listed.twice
+    again: dict[str, int] = {}      # the paths sent again, at or before ``after``
     async for chunk in stream:
         for m in chunk:
             path = m["path"]
             if after is not None and path <= after:
+                # left out; but sent more often than an object and its marker: a repeated page
+                again[path] = again.get(path, 0) + 1
+                if again[path] > 2:
+                    raise listed_twice(path[cut:] if len(path) > cut else path)
+                if len(again) > most:
+                    raise listed_too_many(most)
                 continue
             if path in seen and path not in twice:
                 twice.add(path)     # an object "name" and a marker "name/", both "name"

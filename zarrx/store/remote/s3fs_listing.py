@@ -3,7 +3,9 @@ s3fs, page by page (``list_objects_v2`` through s3fs's ``_call_s3``): a server t
 its pages, or goes on naming new keys past ``RemoteOptions.max_listed``, is an error, not a
 listing that never ends; and a listing cut by a transient failure (throttling, a 5xx, a
 dropped connection) goes on after the last key it took (S3's ``start-after``), so that each
-page, not the whole listing, has the store's retries."""
+page, not the whole listing, has the store's retries; the keys a server ignoring
+``start-after`` sends again (not past the last taken) are left out, as a listing begun earlier
+would have them."""
 from __future__ import annotations
 
 from typing import Any
@@ -57,10 +59,19 @@ async def _pages(store: Any, bucket: str, prefix: str, listed: _Listed) -> None:
                      async for info in fs._iterdir(bucket, delimiter="", prefix=prefix))
         else:
             pages = _keys(fs, bucket, prefix, listed.last)
+        after = listed.last
+        again: set[str] = set()     # keys at or before ``after``, sent by a server ignoring it
+        most = store.options.max_listed
         async for name, _size in pages:
-            listed_once(listed.seen, name.removeprefix(f"{store.root}/"))
-            if len(listed.seen) > store.options.max_listed:
-                raise listed_too_many(store.options.max_listed)
+            shown = name.removeprefix(f"{store.root}/")
+            if after is not None and name.partition("/")[2] <= after:
+                listed_once(again, shown)       # taken by an earlier attempt: left out
+                if len(again) > most:
+                    raise listed_too_many(most)
+                continue
+            listed_once(listed.seen, shown)
+            if len(listed.seen) > most:
+                raise listed_too_many(most)
             listed.found.append(name)
             listed.last = name.partition("/")[2]
     except (KeyError, ValueError, TypeError) as exc:
