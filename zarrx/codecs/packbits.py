@@ -55,7 +55,7 @@ class PackBits(ArrayToArrayCodec):
         unpacked alone; NotImplemented when a header is not the one expected (decoding the
         chunk alone words that)."""
         n = int(np.prod(shape, dtype=np.int64))
-        rows = stack.reshape(len(stack), -1)
+        rows = stack.reshape(len(stack), stack[0].size if len(stack) else 1 + -(-n // 8))
         if (rows[:, 0] != (8 - n % 8) % 8).any():
             return NotImplemented
         bits = np.unpackbits(np.ascontiguousarray(rows[:, 1:], dtype=np.uint8), axis=1, count=n)

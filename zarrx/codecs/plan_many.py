@@ -126,6 +126,8 @@ def _unfilter(plan: CodecPipeline, dec: np.ndarray, starts: np.ndarray,
     (NotImplemented: a chunk whose result could differ, or that decoding it alone refuses)."""
     present = starts >= 0
     keep = None if present.all() else np.flatnonzero(present)
+    if keep is not None and not keep.size:
+        return True                     # no chunk of these is stored: nothing to undo
     arr = dec if keep is None else dec[keep]
     for st in reversed(plan.a2a):
         arr = st.codec.decode_stack(arr, st.dtype, st.shape)   # type: ignore[attr-defined]
