@@ -200,10 +200,11 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
     """``fn(i)`` for ``i`` in ``range(n_tasks)``, the workers (and the calling thread) each taking
     the next task until none is left. Workers are woken once per call, not once per task: on a
     virtual machine waking an idle thread can cost milliseconds. The first error stops the
-    others from taking more tasks; once the tasks under way have returned, the error of the
-    lowest-numbered failed task is raised, the one a single thread would have met first
-    (tasks are taken in order, so every lower one has run). On a pool worker everything runs
-    inline."""
+    others from taking more tasks (but those taken before it); once the tasks under way have
+    returned, the error of the lowest-numbered failed task is raised, the one a single thread
+    would have met first (tasks are taken in order, so every lower one has run). An interrupt
+    of the calling thread (``KeyboardInterrupt``, ``SystemExit``) is raised before any task's
+    error. On a pool worker everything runs inline."""
     n = threads()
     if n <= 1 or n_tasks < 2 or in_worker():
         for i in range(n_tasks):
@@ -214,7 +215,8 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
 
     def work() -> None:
         for i in counter:                     # next() on a count is atomic under the GIL
-            if i >= n_tasks or failed:
+            # a task taken before a failed one runs (a single thread would have run it)
+            if i >= n_tasks or failed and i > min(k for k, _ in failed):
                 return
             try:
                 fn(i)
@@ -227,8 +229,8 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
         call.start(work, [()] * (min(n, n_tasks) - 1))
         work()
     except BaseException as exc:
-        if not any(e is exc for _, e in failed):
-            failed.append((-1, exc))          # not a task's error (an interrupt): it comes first
+        if not isinstance(exc, Exception) or not any(e is exc for _, e in failed):
+            failed.append((-1, exc))          # an interrupt, or not a task's: it comes first
         call.end()                            # the others take no more tasks
         if _first(failed) is exc:
             raise
