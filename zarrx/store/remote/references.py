@@ -223,6 +223,7 @@ def _checked(doc: Any, shown: str, so: dict, where: str) -> dict:
         if not isinstance(value, str):
             raise bad(f": 'templates'.{name}: expected a string, found", value)
     if doc.get("gen"):
+        _check_gen(doc["gen"], bad, shown, where)
         if so.get("simple_templates") is True:
             raise StoreError(f"{where}: the reference set {shown} has 'gen' entries, which "
                              f"fsspec expands only with simple_templates=False (with True, "
@@ -235,6 +236,47 @@ def _checked(doc: Any, shown: str, so: dict, where: str) -> dict:
                                          f"it (pip install jinja2)") from None
         so = {**so, "simple_templates": False}
     return so
+
+
+#: the most keys the 'gen' entries of a reference set may generate: fsspec renders each with
+#: jinja2 when the set is opened (about a millisecond a key) and holds them all in memory
+GEN_KEYS = 1_000_000
+
+
+def _check_gen(gen: list, bad: Any, shown: str, where: str) -> None:
+    """Check the layout of the ``gen`` entries of a reference set and count the keys they
+    generate (from their dimensions alone, none generated): more than :data:`GEN_KEYS` is a
+    ``StoreError``, before fsspec spends time and memory on them."""
+    total = 0
+    for n, entry in enumerate(gen):
+        at = f": 'gen'[{n}]"
+        if not isinstance(entry, dict):
+            raise bad(f"{at}: expected a JSON object, found", entry)
+        for field in ("key", "url"):
+            if not isinstance(entry.get(field), str):
+                raise bad(f"{at}.{field}: expected a string, found", entry.get(field))
+        dims = entry.get("dimensions")
+        if not isinstance(dims, dict):
+            raise bad(f"{at}.dimensions: expected a JSON object, found", dims)
+        count = 1
+        for name, dim in dims.items():
+            if isinstance(dim, list):
+                count *= len(dim)
+                continue
+            if not isinstance(dim, dict):
+                raise bad(f"{at}.dimensions.{name}: expected an array or an object with "
+                          f"'stop' (and 'start', 'step'), found", dim)
+            bounds = (dim.get("start", 0), dim.get("stop"), dim.get("step", 1))
+            if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) \
+                    or bounds[2] == 0:
+                raise bad(f"{at}.dimensions.{name}: expected whole numbers 'start', 'stop' "
+                          f"and 'step' (not 0), found", dim)
+            count *= len(range(*bounds))
+        total += count
+        if total > GEN_KEYS:
+            raise StoreError(f"{where}: the reference set {shown}: 'gen'[{n}]: the 'gen' "
+                             f"entries generate {total} keys or more, expected at most "
+                             f"{GEN_KEYS} (fsspec renders each one when the set is opened)")
 
 
 def opening_failure(so: dict, exc: BaseException) -> str:
