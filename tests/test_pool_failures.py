@@ -72,3 +72,31 @@ def test_a_task_taken_before_a_higher_one_failed_still_runs(monkeypatch):
 
     with zarrx.config.set(threads=2), pytest.raises(ValueError, match="task 1"):
         _in_thread(lambda: _pool.run_shared(fn, 3))
+
+
+def test_an_interrupt_while_waiting_for_the_tasks_under_way_is_raised(monkeypatch):
+    """The caller's task fails; while the caller waits for a worker's task, the main thread
+    is interrupted (Ctrl-C): the interrupt is raised, not the task's error."""
+    import _thread
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("an interrupt reaches the main thread only")
+    ending = threading.Event()
+    real_end = _pool._Call.end
+
+    def end(self):
+        ending.set()
+        return real_end(self)
+
+    monkeypatch.setattr(_pool._Call, "end", end)
+    worker_started = threading.Event()
+
+    def fn(i: int) -> None:
+        if threading.current_thread() is threading.main_thread():
+            assert worker_started.wait(10)
+            raise ValueError(f"task {i}")
+        worker_started.set()
+        assert ending.wait(10)
+        _thread.interrupt_main()
+
+    with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
+        _pool.run_shared(fn, 2)

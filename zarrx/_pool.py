@@ -203,8 +203,8 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
     others from taking more tasks (but those taken before it); once the tasks under way have
     returned, the error of the lowest-numbered failed task is raised, the one a single thread
     would have met first (tasks are taken in order, so every lower one has run). An interrupt
-    of the calling thread (``KeyboardInterrupt``, ``SystemExit``) is raised before any task's
-    error. On a pool worker everything runs inline."""
+    of the calling thread (``KeyboardInterrupt``, ``SystemExit``), in its task or while it
+    waits for the others, is raised before any task's error. On a pool worker everything runs inline."""
     n = threads()
     if n <= 1 or n_tasks < 2 or in_worker():
         for i in range(n_tasks):
@@ -231,14 +231,16 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
     except BaseException as exc:
         if not isinstance(exc, Exception) or not any(e is exc for _, e in failed):
             failed.append((-1, exc))          # an interrupt, or not a task's: it comes first
-        call.end()                            # the others take no more tasks
+        interrupt = call.end()                # the others take no more tasks
+        if interrupt is not None:             # (the task's error is its context)
+            raise interrupt
         if _first(failed) is exc:
             raise
     else:
         interrupt = call.end()                # a task not yet started has nothing left to do
+        if interrupt is not None:
+            raise interrupt
         if not failed:
-            if interrupt is not None:
-                raise interrupt
             return
     raise _first(failed)
 
