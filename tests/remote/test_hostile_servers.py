@@ -88,7 +88,7 @@ store = cls(sys.argv[2], retries=0, part_size=1000, min_part_size=1000)
 assert store.get("missing") is None
 with open("/proc/self/status") as f:
     vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+resource.setrlimit(resource.RLIMIT_AS, (vm + (2 << 30), resource.RLIM_INFINITY))
 rng = {"whole": None, "offset": ByteRange(offset=100),
        "slice": ByteRange.slice(1000, 3000)}[sys.argv[3]]
 try:
@@ -107,7 +107,9 @@ def claiming_http():
 
 
 def _in_child(backend: str, url: str, read: str) -> str:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    # the budget is address space: threads made later (stacks, malloc arenas) take some of it,
+    # so it leaves 2 GiB, a few of the 1 GiB parts claimed (64 are asked for at once)
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "PYTHONPATH": os.pathsep.join(
         [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", CHILD, backend, url, read], env=env,
                           capture_output=True, text=True, timeout=60)
