@@ -87,3 +87,14 @@ def test_children_as_the_keys_below_name_them(s3_server, seed):
     inner = _stores(s3_server, f"{prefix}/k")[0]
     assert inner.list_dir("") == fs_store.list_dir("k/") == (["k", "x"], ["k"])
     assert inner.list_dir("k/") == fs_store.list_dir("k/k/") == (["y"], [])
+
+
+def test_a_missing_bucket_is_an_error_not_an_empty_folder(s3_server):
+    from zarrx.errors import RemoteNotFoundError
+    from zarrx.store.remote import FsspecStore
+    store = FsspecStore("s3://no-such-bucket/g", storage_options=s3_server.fsspec_options,
+                        retries=0)
+    with pytest.raises(RemoteNotFoundError) as info:
+        store.list_dir("a/")
+    assert str(info.value) == (f"{store!r}: cannot list 'a/' (s3://no-such-bucket/g/a/): "
+                               f"HTTP 404 (NoSuchBucket)")
