@@ -48,7 +48,6 @@ from zarrx.store.remote.views import Views
 
 __all__ = ["RemoteStore", "Failure", "Got", "ETag"]
 
-
 T = TypeVar("T")
 
 
@@ -405,11 +404,12 @@ class RemoteStore(RemoteReads, Views, Store):
             return iter([])                      # no key lies below an unusable folder
         return iter([k for k in self._run(self._listing(folder)) if k.startswith(prefix)])
 
-    async def _listing(self, folder: str) -> list[str]:
-        state: dict = {}
+    async def _listing(self, folder: str,
+                       lister: Callable[[str, dict], Awaitable[T]] | None = None) -> T:
+        state: dict = {}    # ``lister``: the backend's listing to run (``_list``, by default)
         try:
             return await self._call("LIST", "list", folder or "<root>",
-                                    lambda: self._list(folder, state))
+                                    lambda: (lister or self._list)(folder, state))
         except Failure as fail:
             if fail.kind == "missing":
                 return []

@@ -30,6 +30,7 @@ from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, delete_failure, first_line
+from zarrx.store.remote.dir_listing import Children, DirListing, s3_children
 from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
                                              is_async, lost_writes, read_only_fs, sized_info, sizeless,
                                              upload_body, zip_names_as_keys)
@@ -66,7 +67,7 @@ def _url_to_fs(fsspec: Any, url: str, options: dict[str, Any]) -> tuple[Any, str
     return cls(**{**cls._get_kwargs_from_urls(url), **options}), cls._strip_protocol(url)
 
 
-class FsspecStore(RemoteStore):
+class FsspecStore(DirListing, RemoteStore):
     """A store below ``path`` of an fsspec filesystem.
 
     ``fs``: a URL (``s3://bucket/prefix``, ``memory://x``, ...; ``storage_options`` go to the
@@ -455,6 +456,14 @@ class FsspecStore(RemoteStore):
 
     def _failure(self, exc: BaseException) -> Failure | None:
         return failure_of(exc, self.fs, self._storage_options)
+
+    def _dir_lister(self) -> Callable[[str, dict], Awaitable[Children]] | None:
+        """S3 through s3fs lists a folder's children with one delimiter listing (see
+        :mod:`~zarrx.store.remote.dir_listing`); a listing of versions does not."""
+        if self.is_s3 and self._async and not self._web and hasattr(self.fs, "_call_s3") \
+                and not getattr(self.fs, "version_aware", False):
+            return lambda folder, state: s3_children(self, folder, state)
+        return None
 
     # -- plumbing -------------------------------------------------------------------------------
     def _config(self) -> dict:

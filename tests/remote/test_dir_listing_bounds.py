@@ -1,0 +1,184 @@
+"""The delimiter listing of ``FsspecStore.list_dir`` over s3fs keeps the protections of the
+full listing: a server that lists for ever (new entries behind every token, or the same page
+again) fails it after a bounded number of pages, naming the store's URL and the folder;
+entries outside the folder are left out; a page cut by throttling is asked for again after
+the last entry taken, so the folder that entry names is not taken twice; a page that cannot be
+read is a RemoteError saying what it lacks."""
+from __future__ import annotations
+
+import http.server
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from loopback import not_found, serving
+
+from zarrx.errors import RemoteError
+
+pytest.importorskip("aiohttp")
+pytest.importorskip("s3fs")
+
+#: keys of the bucket: 150 folders of 3 keys each and 150 keys, below ``d/a/``
+KEYS = sorted([f"d/a/f{i:03d}/{n}" for i in range(150) for n in ("x", "y/z", "zarr.json")]
+              + [f"d/a/k{i:03d}" for i in range(150)])
+
+
+class _Lister(http.server.BaseHTTPRequestHandler):
+    """An S3 endpoint (bucket ``bkt``) listing ``keys`` as S3 does (``delimiter``,
+    ``start-after``, continuation tokens), ``page`` entries a page; or, with ``mode``:
+    ``"endless"``, two folders never named before and a new token on every page;
+    ``"repeat"``, the first page and its token again and again; ``"outside"``, entries
+    outside the prefix besides (on the first page); ``"bad"``, a page whose entry lacks its Key. ``fails(n)``: the
+    listing requests (by number, from 1) answered 503 SlowDown. Records each listing query."""
+
+    protocol_version = "HTTP/1.1"
+    keys = KEYS
+    page = 100
+    mode = ""
+    fails = staticmethod(lambda n: False)
+    asked: list = []
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _entries(self, prefix: str, delimiter: str, token: str, after: str) -> list[str]:
+        """The entries after a continuation token, or made of the keys after ``after`` (as
+        S3 does: the folder ``after`` names comes again when keys below it sort after it)."""
+        out = set()
+        for k in type(self).keys:
+            if not k.startswith(prefix) or k <= after:
+                continue
+            head, sep, _ = k[len(prefix):].partition(delimiter) if delimiter else ("", "", "")
+            out.add(prefix + head + sep if sep else k)
+        return sorted(e for e in out if e > token)
+
+    def do_GET(self) -> None:
+        query = parse_qs(urlparse(self.path).query)
+        if "list-type" not in query:
+            return not_found(self)
+        cls = type(self)
+        cls.asked.append(query)
+        n = len(cls.asked)
+        if cls.fails(n):
+            return self._send(503, b"<Error><Code>SlowDown</Code><Message>Reduce your "
+                                   b"request rate.</Message></Error>")
+        prefix = query.get("prefix", [""])[0]
+        delimiter = query.get("delimiter", [""])[0]
+        token = query.get("continuation-token", [""])[0]
+        after = token or query.get("start-after", [""])[0]
+        if cls.mode == "endless":
+            # (it stops after 2000 pages: a client that never stops still finishes)
+            entries, more, token = [f"{prefix}e{n}.{i}/" for i in range(2)], n < 2000, f"t{n}"
+        elif cls.mode == "repeat":
+            entries, more, token = self._entries(prefix, delimiter, "", "")[:2], n < 2000, "t"
+        else:
+            entries = self._entries(prefix, delimiter, token,
+                                    "" if token else query.get("start-after", [""])[0])
+            entries, more = entries[:cls.page], len(entries) > cls.page
+            token = entries[-1] if more else ""
+        if cls.mode == "outside" and not after:
+            entries += ["other/x", "d2/zarr.json", "dx", prefix.rstrip("/") + "y", "d",
+                        "other/dir/"]
+        keys = [e for e in entries if not e.endswith("/")]
+        key = "" if cls.mode == "bad" else "<Key>{}</Key>"
+        items = "".join(f"<Contents>{key.format(k)}<LastModified>2024-01-01T00:00:00.000Z"
+                        f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
+                        for k in keys)
+        items += "".join(f"<CommonPrefixes><Prefix>{e}</Prefix></CommonPrefixes>"
+                         for e in entries if e.endswith("/"))
+        self._send(200, (
+            '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
+            '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
+            f"<Prefix>{prefix}</Prefix><KeyCount>{len(entries)}</KeyCount>"
+            f"<MaxKeys>{cls.page}</MaxKeys><IsTruncated>{'true' if more else 'false'}"
+            f"</IsTruncated>{items}"
+            + (f"<NextContinuationToken>{token}</NextContinuationToken>" if more else "")
+            + "</ListBucketResult>").encode())
+
+
+@pytest.fixture
+def lister():
+    _Lister.keys, _Lister.page, _Lister.mode = KEYS, 100, ""
+    _Lister.fails, _Lister.asked = staticmethod(lambda n: False), []
+    with serving(_Lister) as endpoint:
+        yield endpoint
+
+
+def _store(endpoint: str, **options):
+    from zarrx.store import remote
+    return remote.FsspecStore("s3://bkt/d", **{"retries": 0, **options}, storage_options={
+        "endpoint_url": endpoint, "key": "a", "secret": "b"})
+
+
+WANT = ([f"k{i:03d}" for i in range(150)], [f"f{i:03d}" for i in range(150)])
+
+
+def test_the_children_come_from_a_delimiter_listing(lister):
+    store = _store(lister)
+    assert store.list_dir("a/") == WANT
+    assert [(q["prefix"], q["delimiter"]) for q in _Lister.asked] == [(["d/a/"], ["/"])] * 3
+    _Lister.asked = []
+    assert store.list_dir("a/f007/") == (["x", "zarr.json"], ["y"])
+    assert store.list_dir("") == ([], ["a"])
+    assert store.list_dir("nothing/") == ([], [])
+    assert len(_Lister.asked) == 3
+
+
+@pytest.mark.parametrize("mode", ["endless", "repeat"])
+def test_a_listing_that_never_ends_fails_after_bounded_pages(lister, mode):
+    _Lister.mode = mode
+    store = _store(lister, max_listed=100)
+    with pytest.raises(RemoteError) as info:
+        store.list_dir("a/")
+    said = ("the server listed more than 100 keys (a listing that never ends?); a store "
+            "holding more sets RemoteOptions.max_listed" if mode == "endless" else
+            "the server listed 'f000/' twice (a listing that repeats itself would never end)")
+    assert str(info.value).startswith(f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): ")
+    assert said in str(info.value)
+    assert len(_Lister.asked) == (51 if mode == "endless" else 2)
+
+
+def test_entries_outside_the_folder_are_left_out(lister):
+    _Lister.mode = "outside"
+    store = _store(lister)
+    assert store.list_dir("a/") == WANT
+    assert store.list_dir("") == ([], ["a"])
+
+
+def test_a_throttled_listing_goes_on_after_the_last_entry(lister):
+    """Every second request is throttled: each page is asked for again after the last entry
+    of the page before; the last entry of a page is a folder, which the server names again
+    after it (its keys sort after it): taken once."""
+    _Lister.fails = staticmethod(lambda n: n % 2 == 0)
+    store = _store(lister, retries=1, backoff=0.001)
+    assert store.list_dir("a/") == WANT
+    resumed = [q["start-after"][0] for q in _Lister.asked
+               if "start-after" in q and "continuation-token" not in q]
+    # each failure went on after the last entry (the first page's last: a folder)
+    assert resumed == ["d/a/f099/", "d/a/k048", "d/a/k148"]
+    assert len(_Lister.asked) == 7
+
+
+def test_throttling_without_progress_fails_naming_the_folder(lister):
+    _Lister.fails = staticmethod(lambda n: True)
+    store = _store(lister, retries=2, backoff=0.001)
+    with pytest.raises(RemoteError) as info:
+        store.list_dir("a/")
+    assert str(info.value).startswith(f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): ")
+    assert "after 3 attempts" in str(info.value)
+    assert len(_Lister.asked) == 3
+
+
+def test_a_page_that_cannot_be_read_is_a_remote_error(lister):
+    _Lister.mode = "bad"
+    store = _store(lister)
+    with pytest.raises(RemoteError) as info:
+        store.list_dir("a/")
+    assert str(info.value).startswith(f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): ")
+    assert "the server's listing cannot be read" in str(info.value)
