@@ -187,6 +187,29 @@ FIELD_VALUES = [0, 1, 0x7F, 0xFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE
                 1 << 63, (1 << 63) - 1, (1 << 64) - 1, (1 << 64) - 2, 1 << 32]
 
 
+_SEEDED: dict[tuple, dict[str, bytes]] = {}
+
+
+def seeded_once(name: str, shape: tuple, chunks: list) -> dict[str, bytes]:
+    """:func:`seeded` of ``CASES[name]``, made once per name, shape and chunks (do not change
+    the dict returned: copy it)."""
+    key = (name, tuple(shape), tuple(chunks))
+    if key not in _SEEDED:
+        _SEEDED[key] = seeded(CASES[name], shape, chunks)
+    return _SEEDED[key]
+
+
+def same_values(x: Any, y: Any) -> bool:
+    """Whether two read results hold the same values: shapes equal, NaN equal to NaN, object
+    items compared by their repr."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape:
+        return False
+    if x.dtype.kind == "O" or y.dtype.kind == "O":
+        return repr(x.tolist()) == repr(y.tolist())
+    return np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
+
+
 def _put(b: bytearray, at: int, width: int, v: int, order: str = "<") -> None:
     if 0 <= at <= len(b) - width:
         fmt = {1: "B", 2: "H", 4: "I", 8: "Q"}[width]
