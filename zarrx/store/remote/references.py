@@ -408,6 +408,18 @@ def within_part(fs: Any, path: str, start: int | None, stop: int | None) -> dict
     return {"start": start, "end": stop}
 
 
+def _reference(fs: Any, path: str, n: int) -> list | tuple | None:
+    """The reference of the key ``path`` of ``fs`` when ``fs`` is a reference filesystem and
+    the reference is a list of ``n`` items (1: a whole file, 3: a range of one); else None."""
+    if not is_reference_fs(fs):
+        return None
+    try:
+        ref = fs.references.get(fs._strip_protocol(path))
+    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
+        return None
+    return ref if isinstance(ref, (list, tuple)) and len(ref) == n else None
+
+
 def whole_target_version(fs: Any, path: str, start: int | None, stop: int | None,
                          n: int) -> tuple[str, int] | None:
     """The version (as ``info`` gives it: its size, no ETag or time) of the key ``path`` of
@@ -415,13 +427,7 @@ def whole_target_version(fs: Any, path: str, start: int | None, stop: int | None
     of ``[start, stop)`` that found ``n`` bytes says its size (the whole file, or fewer bytes
     than asked for); None otherwise. fsspec's ``info`` asks the target's filesystem for it:
     one more request (a HEAD) for each chunk read."""
-    if not is_reference_fs(fs) or (start or 0) < 0:
-        return None
-    try:
-        ref = fs.references.get(fs._strip_protocol(path))
-    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
-        return None
-    if not isinstance(ref, (list, tuple)) or len(ref) != 1:
+    if (start or 0) < 0 or _reference(fs, path, 1) is None:
         return None
     if stop is None or n < stop - (start or 0):
         size = (start or 0) + n
@@ -433,13 +439,8 @@ def short_target(fs: Any, path: str, begin: int, end: int, n: int) -> Failure | 
     """The failure of a read of bytes ``[begin, end)`` of the key ``path`` of the reference
     filesystem ``fs`` that found ``n`` of them, when its reference names a range of a target
     that is shorter: the file ends before the range the reference names."""
-    if n >= end - begin or not is_reference_fs(fs):
-        return None
-    try:
-        ref = fs.references.get(fs._strip_protocol(path))
-    except Exception:  # noqa: BLE001 - a lazily loaded set that cannot say
-        return None
-    if not isinstance(ref, (list, tuple)) or len(ref) != 3:
+    ref = None if n >= end - begin else _reference(fs, path, 3)
+    if ref is None:
         return None
     target, offset, length = ref
     first, last = offset + begin, offset + end - 1
