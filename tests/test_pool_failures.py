@@ -78,8 +78,12 @@ def test_an_interrupt_while_waiting_for_the_tasks_under_way_is_raised(monkeypatc
     """The caller's task fails; while the caller waits for a worker's task, the main thread
     is interrupted (Ctrl-C): the interrupt is raised, not the task's error."""
     import _thread
+    import signal
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("an interrupt reaches the main thread only")
+    # interrupt_main does nothing where SIGINT is ignored or handled elsewhere (a library may
+    # have changed its handler earlier in the run): Python's own handler for this test
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     ending = threading.Event()
     real_end = _pool._Call.end
 
@@ -98,5 +102,8 @@ def test_an_interrupt_while_waiting_for_the_tasks_under_way_is_raised(monkeypatc
         assert ending.wait(10)
         _thread.interrupt_main()
 
-    with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
-        _pool.run_shared(fn, 2)
+    try:
+        with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
+            _pool.run_shared(fn, 2)
+    finally:
+        signal.signal(signal.SIGINT, previous)
