@@ -26,8 +26,8 @@ from typing import Any
 
 from zarrx.store.base import check_prefix, key_problem
 from zarrx.store.remote import base as remote_base
-from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_too_many,
-                                       listed_twice, retry_delay)
+from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_once,
+                                       listed_too_many, listed_twice, retry_delay)
 
 __all__ = ["Children", "DirListing", "s3_children"]
 
@@ -64,7 +64,7 @@ class _Taken:
         self.keys: list[str] = []
         self.dirs: list[str] = []
         self.seen: set[str] = set()
-        self.last: str | None = None       # the greatest entry taken (a key or a folder)
+        self.last: str | None = None       # the greatest entry taken in the folder
 
 
 async def s3_children(store: Any, folder: str, state: dict) -> Children:
@@ -95,6 +95,7 @@ async def s3_children(store: Any, folder: str, state: dict) -> Children:
 
 async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
     fs, most, after = store.fs, store.options.max_listed, taken.last
+    again: set[str] = set()     # entries at or before ``after``, named again after the cut
     kwargs = dict(Bucket=bucket, Prefix=prefix, Delimiter="/", **fs.req_kw)
     if after is not None:
         kwargs["StartAfter"] = after
@@ -106,18 +107,23 @@ async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
             for name, is_dir in entries:
                 if not isinstance(name, str):
                     raise TypeError(f"a listed name is {type(name).__name__}, not text")
+                inside = name.startswith(prefix)
+                shown = name[len(prefix):] if inside else name
                 if after is not None and name <= after:
-                    continue           # before the cut (the folder it was in, named again)
+                    # taken before the cut (the folder it was in, named again): left out,
+                    # once; a server sending them again and again repeats itself
+                    listed_once(again, shown)
+                    if len(again) > most:
+                        raise listed_too_many(most)
+                    continue
                 if name in taken.seen:
-                    raise listed_twice(name[len(prefix):] if name.startswith(prefix)
-                                       else name)
+                    raise listed_twice(shown)
                 taken.seen.add(name)
                 if len(taken.seen) > most:
                     raise listed_too_many(most)
-                if taken.last is None or name > taken.last:
-                    taken.last = name
-                _take(taken, name[len(prefix):] if name.startswith(prefix) else None,
-                      is_dir)
+                if inside and (taken.last is None or name > taken.last):
+                    taken.last = name  # an entry outside the folder is no place to go on
+                _take(taken, shown if inside else None, is_dir)
             if not page.get("IsTruncated"):
                 return
             kwargs["ContinuationToken"] = page["NextContinuationToken"]
