@@ -29,13 +29,15 @@ class _Lister(http.server.BaseHTTPRequestHandler):
     ``"repeat"``, the first page and its token again and again (both until the ``stop``-th
     request); ``"outside"``, entries outside the prefix besides (on the first page);
     ``"bad"``, a page whose entry lacks its Key. ``fails(n)``: the listing requests (by
-    number, from 1) answered 503 SlowDown. Records each listing query."""
+    number, from 1) answered 503 SlowDown; ``status``: the status and error code of every
+    other request, instead of a page. Records each listing query."""
 
     protocol_version = "HTTP/1.1"
     keys = KEYS
     page = 100
     mode = ""
     stop = 2000
+    status: tuple[int, str] | None = None
     fails = staticmethod(lambda n: False)
     asked: list = []
 
@@ -70,6 +72,9 @@ class _Lister(http.server.BaseHTTPRequestHandler):
         if cls.fails(n):
             return self._send(503, b"<Error><Code>SlowDown</Code><Message>Reduce your "
                                    b"request rate.</Message></Error>")
+        if cls.status is not None:
+            return self._send(cls.status[0], f"<Error><Code>{cls.status[1]}</Code><Message>"
+                                             "m</Message></Error>".encode())
         prefix = query.get("prefix", [""])[0]
         delimiter = query.get("delimiter", [""])[0]
         token = query.get("continuation-token", [""])[0]
@@ -108,7 +113,7 @@ class _Lister(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def lister():
     _Lister.keys, _Lister.page, _Lister.mode = KEYS, 100, ""
-    _Lister.stop = 2000
+    _Lister.stop, _Lister.status = 2000, None
     _Lister.fails, _Lister.asked = staticmethod(lambda n: False), []
     with serving(_Lister) as endpoint:
         yield endpoint
@@ -213,3 +218,12 @@ def test_entries_outside_the_folder_do_not_move_where_a_cut_listing_goes_on(list
     assert store.list_dir("a/") == WANT
     assert [q["start-after"][0] for q in _Lister.asked
             if "start-after" in q and "continuation-token" not in q] == ["d/a/f099/"]
+
+
+@pytest.mark.parametrize("code", ["NoSuchKey", "NotFound", ""])
+def test_a_folder_the_server_says_is_missing_is_empty(lister, code):
+    """A 404 that names no missing bucket: an empty folder, as the listing of the keys below
+    it has it (before: a ValueError when its error code was not one s3fs knows)."""
+    _Lister.status = (404, code)
+    store = _store(lister)
+    assert store.list_dir("a/") == ([], []) == (list(store.list_prefix("a/")), [])

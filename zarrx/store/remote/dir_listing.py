@@ -88,6 +88,8 @@ async def s3_children(store: Any, folder: str, state: dict) -> Children:
             return [], []
         except Exception as exc:  # noqa: BLE001 - classified; re-raised unless resumed
             fail = exc if isinstance(exc, Failure) else store._failure(exc)
+            if fail is not None and fail.kind == "missing":
+                return [], []          # a 404 naming no missing bucket: no such folder
             if fail is None or fail.kind not in TRANSIENT or len(taken.seen) == before:
                 raise
             await remote_base._pause(retry_delay(store.options, 0, fail.retry_after))
