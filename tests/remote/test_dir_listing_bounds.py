@@ -227,3 +227,16 @@ def test_a_folder_the_server_says_is_missing_is_empty(lister, code):
     _Lister.status = (404, code)
     store = _store(lister)
     assert store.list_dir("a/") == ([], []) == (list(store.list_prefix("a/")), [])
+
+
+def test_keys_outside_the_folder_do_not_move_where_a_cut_full_listing_goes_on(lister):
+    """The listing of every key below a folder (list_prefix), keys outside it on the first
+    page, then a throttled page: it goes on after the last key taken in the folder (before:
+    after the last key named, outside it, so that the server named the folder's first keys
+    again, a listing repeating itself)."""
+    _Lister.mode = "outside"
+    _Lister.fails = staticmethod(lambda n: n == 2)
+    store = _store(lister, retries=2, backoff=0.001)
+    assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS]
+    assert [q["start-after"][0] for q in _Lister.asked
+            if "start-after" in q and "continuation-token" not in q] == [KEYS[99]]

@@ -25,7 +25,7 @@ class _Listed:
     def __init__(self) -> None:
         self.found: list[str] = []
         self.seen: set[str] = set()
-        self.last: str | None = None       # the last key taken
+        self.last: str | None = None       # the last key taken below the prefix
 
 
 async def s3_find(store: Any, base: str, state: dict) -> list[str]:
@@ -73,7 +73,8 @@ async def _pages(store: Any, bucket: str, prefix: str, listed: _Listed) -> None:
             if len(listed.seen) > most:
                 raise listed_too_many(most)
             listed.found.append(name)
-            listed.last = name.partition("/")[2]
+            if name.partition("/")[2].startswith(prefix):
+                listed.last = name.partition("/")[2]   # (outside: no place to go on after)
     except (KeyError, ValueError, TypeError) as exc:
         if type(exc).__module__.startswith(("botocore", "aiobotocore")):
             raise                   # botocore's own (its configuration): classified
