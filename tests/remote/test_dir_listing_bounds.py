@@ -26,11 +26,12 @@ class _Lister(http.server.BaseHTTPRequestHandler):
     """An S3 endpoint (bucket ``bkt``) listing ``keys`` as S3 does (``delimiter``,
     ``start-after``, continuation tokens), ``page`` entries a page; or, with ``mode``:
     ``"endless"``, two folders never named before and a new token on every page;
-    ``"repeat"``, the first page and its token again and again (both until the ``stop``-th
-    request); ``"outside"``, entries outside the prefix besides (on the first page);
-    ``"bad"``, a page whose entry lacks its Key. ``fails(n)``: the listing requests (by
-    number, from 1) answered 503 SlowDown; ``status``: the status and error code of every
-    other request, instead of a page. Records each listing query."""
+    ``"repeat"``, the first page and its token again and again; ``"blank"``, pages naming
+    nothing, each with a new token (these three until the ``stop``-th request);
+    ``"outside"``, entries outside the prefix besides (on the first page); ``"bad"``, a page
+    whose entry lacks its Key. ``fails(n)``: the listing requests (by number, from 1)
+    answered 503 SlowDown; ``status``: the status and error code of every other request,
+    instead of a page. Records each listing query."""
 
     protocol_version = "HTTP/1.1"
     keys = KEYS
@@ -83,6 +84,8 @@ class _Lister(http.server.BaseHTTPRequestHandler):
             # (it stops after ``stop`` pages: a client that never stops still finishes)
             entries = [f"{prefix}e{n}.{i}/" for i in range(2)]
             more, token = n < cls.stop, f"t{n}"
+        elif cls.mode == "blank":
+            entries, more, token = [], n < cls.stop, f"t{n}"
         elif cls.mode == "repeat":
             entries, more, token = self._entries(prefix, delimiter, "", "")[:2], n < cls.stop, "t"
         else:
@@ -240,3 +243,18 @@ def test_keys_outside_the_folder_do_not_move_where_a_cut_full_listing_goes_on(li
     assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS]
     assert [q["start-after"][0] for q in _Lister.asked
             if "start-after" in q and "continuation-token" not in q] == [KEYS[99]]
+
+
+@pytest.mark.parametrize("listing", ["list_dir", "list_prefix"])
+def test_pages_naming_nothing_without_end_fail_after_bounded_pages(lister, listing):
+    """A server answering every page with no entry and a new token, saying the listing goes
+    on: max_listed such pages fail the listing (before: it asked for pages as long as the
+    server said there were more)."""
+    _Lister.mode, _Lister.stop = "blank", 200
+    store = _store(lister, max_listed=50)
+    with pytest.raises(RemoteError) as info:
+        list(getattr(store, listing)("a/"))
+    assert str(info.value) == (
+        f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): the server answered more than 50 pages "
+        "naming nothing new, each saying the listing goes on (a listing that never ends?)")
+    assert len(_Lister.asked) == 51

@@ -26,8 +26,9 @@ from typing import Any
 
 from zarrx.store.base import check_prefix, key_problem
 from zarrx.store.remote import base as remote_base
-from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_once,
-                                       listed_too_many, listed_twice, retry_delay)
+from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_blank,
+                                       listed_once, listed_too_many, listed_twice,
+                                       retry_delay)
 
 __all__ = ["Children", "DirListing", "s3_children"]
 
@@ -98,6 +99,7 @@ async def s3_children(store: Any, folder: str, state: dict) -> Children:
 async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
     fs, most, after = store.fs, store.options.max_listed, taken.last
     again: set[str] = set()     # entries at or before ``after``, named again after the cut
+    blank = 0                   # pages naming nothing new that said the listing goes on
     kwargs = dict(Bucket=bucket, Prefix=prefix, Delimiter="/", **fs.req_kw)
     if after is not None:
         kwargs["StartAfter"] = after
@@ -106,6 +108,7 @@ async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
             page = await fs._call_s3("list_objects_v2", **kwargs)
             entries = [(item["Key"], False) for item in page.get("Contents", [])]
             entries += [(item["Prefix"], True) for item in page.get("CommonPrefixes", [])]
+            named = len(taken.seen) + len(again)
             for name, is_dir in entries:
                 if not isinstance(name, str):
                     raise TypeError(f"a listed name is {type(name).__name__}, not text")
@@ -128,6 +131,10 @@ async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
                 _take(taken, shown if inside else None, is_dir)
             if not page.get("IsTruncated"):
                 return
+            if len(taken.seen) + len(again) == named:
+                blank += 1
+                if blank > most:
+                    raise listed_blank(most)
             kwargs["ContinuationToken"] = page["NextContinuationToken"]
     except (KeyError, ValueError, TypeError) as exc:
         if type(exc).__module__.startswith(("botocore", "aiobotocore")):
