@@ -10,7 +10,7 @@ import pytest
 xr = pytest.importorskip("xarray")
 
 import zarrx.xarray  # noqa: E402,F401
-from zarrx.store import CountingStore, MemoryStore  # noqa: E402
+from zarrx.store import CountingStore, LocalStore, MemoryStore  # noqa: E402
 from zarrx.xarray import ZarrxBackendEntrypoint  # noqa: E402
 
 
@@ -25,3 +25,45 @@ def test_open_dataset_lists_the_group_once(chunks):
                            chunks=chunks)
     assert store.counts["list"] == 1
     xr.testing.assert_identical(back.load(), ds)
+
+
+
+def _tree(path, fmt: int) -> None:
+    tree = xr.DataTree.from_dict({
+        "/": xr.Dataset({"v": ("t", np.arange(4.0))}, coords={"t": np.arange(4)}),
+        "/a": xr.Dataset({"w": ("x", np.arange(3))}, attrs={"n": 1}),
+        "/a/b": xr.Dataset({"u": (("x", "y"), np.ones((3, 2), "f4"))}),
+        "/c": xr.Dataset()})
+    tree.zarrx.to_zarrx(path, consolidated=False, zarr_format=fmt)
+
+
+@pytest.mark.skipif(not hasattr(xr, "DataTree"), reason="this xarray has no DataTree")
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("how", ["open_datatree", "open_groups"])
+def test_a_tree_lists_each_group_once(tmp_path, how, fmt):
+    """Each group of a tree without consolidated metadata is listed once: the walk of the
+    tree hands each group's arrays to its data store (before: each group was listed again
+    for its variables, 8 listings for 4 groups); the values are engine "zarr"'s."""
+    _tree(tmp_path / "t.zarr", fmt)
+    store = CountingStore(LocalStore(tmp_path / "t.zarr", read_only=True))
+    back = getattr(xr, how)(store, engine=ZarrxBackendEntrypoint, consolidated=False)
+    assert store.counts["list"] == 4
+    for group, lists in (("a", 2), ("c", 1)):
+        store.counts.clear()
+        below = getattr(xr, how)(store, engine=ZarrxBackendEntrypoint, consolidated=False,
+                                 group=group)
+        assert store.counts["list"] == lists
+    pytest.importorskip("zarr")
+    want = getattr(xr, how)(tmp_path / "t.zarr", engine="zarr", consolidated=False)
+    want_below = getattr(xr, how)(tmp_path / "t.zarr", engine="zarr", consolidated=False,
+                                  group="c")
+    if how == "open_datatree":
+        xr.testing.assert_identical(back.load(), want.load())
+        xr.testing.assert_identical(below.load(), want_below.load())
+    else:
+        for got, ref in ((back, want), (below, want_below)):
+            # (in the order of a consolidated hierarchy; engine "zarr" walks an unconsolidated
+            # one in an order of its own)
+            assert list(got) == sorted(ref)
+            for k in ref:
+                xr.testing.assert_identical(got[k].load(), ref[k].load())

@@ -26,14 +26,19 @@ class _Lister(http.server.BaseHTTPRequestHandler):
     """An S3 endpoint (bucket ``bkt``) listing ``keys`` as S3 does (``delimiter``,
     ``start-after``, continuation tokens), ``page`` entries a page; or, with ``mode``:
     ``"endless"``, two folders never named before and a new token on every page;
-    ``"repeat"``, the first page and its token again and again; ``"outside"``, entries
-    outside the prefix besides (on the first page); ``"bad"``, a page whose entry lacks its Key. ``fails(n)``: the
-    listing requests (by number, from 1) answered 503 SlowDown. Records each listing query."""
+    ``"repeat"``, the first page and its token again and again; ``"blank"``, pages naming
+    nothing, each with a new token (these three until the ``stop``-th request);
+    ``"outside"``, entries outside the prefix besides (on the first page); ``"bad"``, a page
+    whose entry lacks its Key. ``fails(n)``: the listing requests (by number, from 1)
+    answered 503 SlowDown; ``status``: the status and error code of every other request,
+    instead of a page. Records each listing query."""
 
     protocol_version = "HTTP/1.1"
     keys = KEYS
     page = 100
     mode = ""
+    stop = 2000
+    status: tuple[int, str] | None = None
     fails = staticmethod(lambda n: False)
     asked: list = []
 
@@ -68,15 +73,21 @@ class _Lister(http.server.BaseHTTPRequestHandler):
         if cls.fails(n):
             return self._send(503, b"<Error><Code>SlowDown</Code><Message>Reduce your "
                                    b"request rate.</Message></Error>")
+        if cls.status is not None:
+            return self._send(cls.status[0], f"<Error><Code>{cls.status[1]}</Code><Message>"
+                                             "m</Message></Error>".encode())
         prefix = query.get("prefix", [""])[0]
         delimiter = query.get("delimiter", [""])[0]
         token = query.get("continuation-token", [""])[0]
         after = token or query.get("start-after", [""])[0]
         if cls.mode == "endless":
-            # (it stops after 2000 pages: a client that never stops still finishes)
-            entries, more, token = [f"{prefix}e{n}.{i}/" for i in range(2)], n < 2000, f"t{n}"
+            # (it stops after ``stop`` pages: a client that never stops still finishes)
+            entries = [f"{prefix}e{n}.{i}/" for i in range(2)]
+            more, token = n < cls.stop, f"t{n}"
+        elif cls.mode == "blank":
+            entries, more, token = [], n < cls.stop, f"t{n}"
         elif cls.mode == "repeat":
-            entries, more, token = self._entries(prefix, delimiter, "", "")[:2], n < 2000, "t"
+            entries, more, token = self._entries(prefix, delimiter, "", "")[:2], n < cls.stop, "t"
         else:
             entries = self._entries(prefix, delimiter, token,
                                     "" if token else query.get("start-after", [""])[0])
@@ -105,6 +116,7 @@ class _Lister(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def lister():
     _Lister.keys, _Lister.page, _Lister.mode = KEYS, 100, ""
+    _Lister.stop, _Lister.status = 2000, None
     _Lister.fails, _Lister.asked = staticmethod(lambda n: False), []
     with serving(_Lister) as endpoint:
         yield endpoint
@@ -182,3 +194,67 @@ def test_a_page_that_cannot_be_read_is_a_remote_error(lister):
         store.list_dir("a/")
     assert str(info.value).startswith(f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): ")
     assert "the server's listing cannot be read" in str(info.value)
+
+
+def test_a_resumed_listing_of_a_server_repeating_its_pages_fails(lister):
+    """A listing resumed after a throttled page, from a server that sends its first page
+    again and again (it ignores start-after and its tokens): a listing that repeats itself,
+    as when not resumed (before: each page, all at or before the cut, was left out unchecked
+    and the listing asked on until the server stopped, then kept the first page only)."""
+    _Lister.mode, _Lister.stop = "repeat", 40
+    _Lister.fails = staticmethod(lambda n: n == 2)
+    store = _store(lister, retries=2, backoff=0.001)
+    with pytest.raises(RemoteError) as info:
+        store.list_dir("a/")
+    assert str(info.value).startswith(f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): ")
+    assert "the server listed 'f000/' twice" in str(info.value)
+    assert len(_Lister.asked) == 4
+
+
+def test_entries_outside_the_folder_do_not_move_where_a_cut_listing_goes_on(lister):
+    """Entries outside the folder (sorting after every entry in it) on the first page, then
+    a throttled page: the listing goes on after the last entry taken in the folder (before:
+    after the greatest name outside it, leaving out every entry after the first page)."""
+    _Lister.mode = "outside"
+    _Lister.fails = staticmethod(lambda n: n == 2)
+    store = _store(lister, retries=2, backoff=0.001)
+    assert store.list_dir("a/") == WANT
+    assert [q["start-after"][0] for q in _Lister.asked
+            if "start-after" in q and "continuation-token" not in q] == ["d/a/f099/"]
+
+
+@pytest.mark.parametrize("code", ["NoSuchKey", "NotFound", ""])
+def test_a_folder_the_server_says_is_missing_is_empty(lister, code):
+    """A 404 that names no missing bucket: an empty folder, as the listing of the keys below
+    it has it (before: a ValueError when its error code was not one s3fs knows)."""
+    _Lister.status = (404, code)
+    store = _store(lister)
+    assert store.list_dir("a/") == ([], []) == (list(store.list_prefix("a/")), [])
+
+
+def test_keys_outside_the_folder_do_not_move_where_a_cut_full_listing_goes_on(lister):
+    """The listing of every key below a folder (list_prefix), keys outside it on the first
+    page, then a throttled page: it goes on after the last key taken in the folder (before:
+    after the last key named, outside it, so that the server named the folder's first keys
+    again, a listing repeating itself)."""
+    _Lister.mode = "outside"
+    _Lister.fails = staticmethod(lambda n: n == 2)
+    store = _store(lister, retries=2, backoff=0.001)
+    assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS]
+    assert [q["start-after"][0] for q in _Lister.asked
+            if "start-after" in q and "continuation-token" not in q] == [KEYS[99]]
+
+
+@pytest.mark.parametrize("listing", ["list_dir", "list_prefix"])
+def test_pages_naming_nothing_without_end_fail_after_bounded_pages(lister, listing):
+    """A server answering every page with no entry and a new token, saying the listing goes
+    on: max_listed such pages fail the listing (before: it asked for pages as long as the
+    server said there were more)."""
+    _Lister.mode, _Lister.stop = "blank", 200
+    store = _store(lister, max_listed=50)
+    with pytest.raises(RemoteError) as info:
+        list(getattr(store, listing)("a/"))
+    assert str(info.value) == (
+        f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): the server answered more than 50 pages "
+        "naming nothing new, each saying the listing goes on (a listing that never ends?)")
+    assert len(_Lister.asked) == 51

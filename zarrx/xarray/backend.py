@@ -39,6 +39,7 @@ from zarrx.store.inputs import home_expanded
 from zarrx.xarray.cf_checks import checked_dataset
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 from zarrx.xarray.indexers import empty_slices_forward
+from zarrx.xarray.tree_read import groups_below, tree_key
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
            "array_metas", "dims_and_attrs", "stored_dtype", "variable_element"]
@@ -234,10 +235,11 @@ class ZarrxDataStore(AbstractDataStore):
     """A zarrx group as an xarray data store (read side). The arrays named in ``skip`` (the
     ``drop_variables`` of a read) are left out: their dimensions are neither looked up nor
     checked, so an array xarray cannot read (no dimension names, a conflicting length) can be
-    dropped."""
+    dropped. ``arrays``: the group's arrays (:func:`array_metas`), when known already."""
 
     def __init__(self, group: Group, *, mask_with_fill_value: bool | None = None,
-                 skip: Iterable[str] = ()) -> None:
+                 skip: Iterable[str] = (),
+                 arrays: list[tuple[str, ArrayMeta]] | None = None) -> None:
         self.group = group
         self.mask = (group.zarr_format == 2) if mask_with_fill_value is None \
             else bool(mask_with_fill_value)
@@ -245,6 +247,8 @@ class ZarrxDataStore(AbstractDataStore):
         #: the _FillValue attributes that do not decode, by variable (see open_variable)
         self.fill_problems: dict[str, MetadataError] = {}
         self._arrays: list[tuple[str, ArrayMeta]] | None = None
+        if arrays is not None:      # (the group's arrays, listed already: see tree_read)
+            self._arrays = [(k, m) for k, m in arrays if k not in self.skip]
 
     def _metas(self) -> list[tuple[str, ArrayMeta]]:
         # the group is listed once: xarray asks for the variables more than once
@@ -429,16 +433,13 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                       concat_characters=concat_characters, decode_coords=decode_coords,
                       drop_variables=drop_variables, use_cftime=use_cftime,
                       decode_timedelta=decode_timedelta)
-        # (group by group, each group's children by name ignoring case, as engine "zarr" walks
-        # a consolidated hierarchy)
-        nodes_ = [("", top)] + sorted(((rel, node) for rel, node in top.members(max_depth=None)
-                                       if isinstance(node, Group)),
-                                      key=lambda rn: [name_key(p) for p in rn[0].split("/")])
-        return {_tree_key(rel, bool(group)):
+        # (each group listed once: its arrays found by the walk go to its data store)
+        return {tree_key(rel, bool(group)):
                 checked_dataset(ZarrxDataStore(node,
                                                mask_with_fill_value=use_zarr_fill_value_as_mask,
-                                               skip=_dropped(drop_variables)), **decode)
-                for rel, node in nodes_}
+                                               skip=_dropped(drop_variables), arrays=arrays),
+                                **decode)
+                for rel, node, arrays in groups_below(top)}
 
     @checked_call
     def open_datatree(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
@@ -485,12 +486,3 @@ def _refuse_store(store: Any) -> None:
         raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
                                 f"not supported, found {type(store).__name__}; pass the "
                                 f"path, URL, store or zarrx Group as filename_or_obj")
-
-
-def _tree_key(rel: str, relative: bool) -> str:
-    """A group's key in :meth:`ZarrxBackendEntrypoint.open_groups_as_dict`: its path from the
-    root (``/a/b``), or, when a group was named, from that group (``.`` for itself)."""
-    if relative:
-        return rel or "."
-    return "/" + rel
-

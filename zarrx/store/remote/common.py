@@ -303,6 +303,13 @@ def listed_too_many(most: int) -> Failure:
                    f"that never ends?); a store holding more sets RemoteOptions.max_listed")
 
 
+def listed_blank(most: int) -> Failure:
+    """The failure of a listing whose server answered more than ``most`` pages naming no new
+    entry, each saying the listing goes on: without a bound it would never end."""
+    return Failure("bad_response", None, f"the server answered more than {most} pages naming "
+                   "nothing new, each saying the listing goes on (a listing that never ends?)")
+
+
 def listed_twice(name: str) -> Failure:
     """The failure of a listing that gave the key ``name`` twice (see ``listed_once``)."""
     return Failure("bad_response", None, f"the server listed {name!r} twice (a listing that "

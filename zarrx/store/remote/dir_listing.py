@@ -26,8 +26,9 @@ from typing import Any
 
 from zarrx.store.base import check_prefix, key_problem
 from zarrx.store.remote import base as remote_base
-from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_too_many,
-                                       listed_twice, retry_delay)
+from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_blank,
+                                       listed_once, listed_too_many, listed_twice,
+                                       retry_delay)
 
 __all__ = ["Children", "DirListing", "s3_children"]
 
@@ -64,7 +65,7 @@ class _Taken:
         self.keys: list[str] = []
         self.dirs: list[str] = []
         self.seen: set[str] = set()
-        self.last: str | None = None       # the greatest entry taken (a key or a folder)
+        self.last: str | None = None       # the greatest entry taken in the folder
 
 
 async def s3_children(store: Any, folder: str, state: dict) -> Children:
@@ -88,6 +89,8 @@ async def s3_children(store: Any, folder: str, state: dict) -> Children:
             return [], []
         except Exception as exc:  # noqa: BLE001 - classified; re-raised unless resumed
             fail = exc if isinstance(exc, Failure) else store._failure(exc)
+            if fail is not None and fail.kind == "missing":
+                return [], []          # a 404 naming no missing bucket: no such folder
             if fail is None or fail.kind not in TRANSIENT or len(taken.seen) == before:
                 raise
             await remote_base._pause(retry_delay(store.options, 0, fail.retry_after))
@@ -95,6 +98,8 @@ async def s3_children(store: Any, folder: str, state: dict) -> Children:
 
 async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
     fs, most, after = store.fs, store.options.max_listed, taken.last
+    again: set[str] = set()     # entries at or before ``after``, named again after the cut
+    blank = 0                   # pages naming nothing new that said the listing goes on
     kwargs = dict(Bucket=bucket, Prefix=prefix, Delimiter="/", **fs.req_kw)
     if after is not None:
         kwargs["StartAfter"] = after
@@ -103,23 +108,33 @@ async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
             page = await fs._call_s3("list_objects_v2", **kwargs)
             entries = [(item["Key"], False) for item in page.get("Contents", [])]
             entries += [(item["Prefix"], True) for item in page.get("CommonPrefixes", [])]
+            named = len(taken.seen) + len(again)
             for name, is_dir in entries:
                 if not isinstance(name, str):
                     raise TypeError(f"a listed name is {type(name).__name__}, not text")
+                inside = name.startswith(prefix)
+                shown = name[len(prefix):] if inside else name
                 if after is not None and name <= after:
-                    continue           # before the cut (the folder it was in, named again)
+                    # taken before the cut (the folder it was in, named again): left out,
+                    # once; a server sending them again and again repeats itself
+                    listed_once(again, shown)
+                    if len(again) > most:
+                        raise listed_too_many(most)
+                    continue
                 if name in taken.seen:
-                    raise listed_twice(name[len(prefix):] if name.startswith(prefix)
-                                       else name)
+                    raise listed_twice(shown)
                 taken.seen.add(name)
                 if len(taken.seen) > most:
                     raise listed_too_many(most)
-                if taken.last is None or name > taken.last:
-                    taken.last = name
-                _take(taken, name[len(prefix):] if name.startswith(prefix) else None,
-                      is_dir)
+                if inside and (taken.last is None or name > taken.last):
+                    taken.last = name  # an entry outside the folder is no place to go on
+                _take(taken, shown if inside else None, is_dir)
             if not page.get("IsTruncated"):
                 return
+            if len(taken.seen) + len(again) == named:
+                blank += 1
+                if blank > most:
+                    raise listed_blank(most)
             kwargs["ContinuationToken"] = page["NextContinuationToken"]
     except (KeyError, ValueError, TypeError) as exc:
         if type(exc).__module__.startswith(("botocore", "aiobotocore")):

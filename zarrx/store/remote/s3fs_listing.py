@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from zarrx.store.remote import base as remote_base
-from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_once,
-                                       listed_too_many, retry_delay)
+from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_blank,
+                                       listed_once, listed_too_many, retry_delay)
 
 __all__ = ["s3_find"]
 
@@ -25,7 +25,7 @@ class _Listed:
     def __init__(self) -> None:
         self.found: list[str] = []
         self.seen: set[str] = set()
-        self.last: str | None = None       # the last key taken
+        self.last: str | None = None       # the last key taken below the prefix
 
 
 async def s3_find(store: Any, base: str, state: dict) -> list[str]:
@@ -58,7 +58,7 @@ async def _pages(store: Any, bucket: str, prefix: str, listed: _Listed) -> None:
             pages = ((info["name"], info["size"])
                      async for info in fs._iterdir(bucket, delimiter="", prefix=prefix))
         else:
-            pages = _keys(fs, bucket, prefix, listed.last)
+            pages = _keys(fs, bucket, prefix, listed.last, store.options.max_listed)
         after = listed.last
         again: set[str] = set()     # keys at or before ``after``, sent by a server ignoring it
         most = store.options.max_listed
@@ -73,7 +73,8 @@ async def _pages(store: Any, bucket: str, prefix: str, listed: _Listed) -> None:
             if len(listed.seen) > most:
                 raise listed_too_many(most)
             listed.found.append(name)
-            listed.last = name.partition("/")[2]
+            if name.partition("/")[2].startswith(prefix):
+                listed.last = name.partition("/")[2]   # (outside: no place to go on after)
     except (KeyError, ValueError, TypeError) as exc:
         if type(exc).__module__.startswith(("botocore", "aiobotocore")):
             raise                   # botocore's own (its configuration): classified
@@ -85,16 +86,22 @@ async def _pages(store: Any, bucket: str, prefix: str, listed: _Listed) -> None:
                       ) from None
 
 
-async def _keys(fs: Any, bucket: str, prefix: str, after: str | None) -> Any:
+async def _keys(fs: Any, bucket: str, prefix: str, after: str | None, most: int) -> Any:
     """``bucket/key`` and size of each key below ``prefix``, after ``after`` when given (an
-    entry without either is a page that cannot be read, as for s3fs)."""
+    entry without either is a page that cannot be read, as for s3fs); more than ``most``
+    pages naming no key, each saying the listing goes on, are a listing that never ends."""
     kwargs = dict(Bucket=bucket, Prefix=prefix, Delimiter="", **fs.req_kw)
     if after is not None:
         kwargs["StartAfter"] = after
+    blank = 0
     while True:
         page = await fs._call_s3("list_objects_v2", **kwargs)
-        for item in page.get("Contents", []):
+        items = page.get("Contents", [])
+        for item in items:
             yield f"{bucket}/{item['Key']}", item["Size"]
         if not page.get("IsTruncated"):
             return
+        blank += not items
+        if blank > most:
+            raise listed_blank(most)
         kwargs["ContinuationToken"] = page["NextContinuationToken"]
