@@ -51,7 +51,8 @@ class DirListing:
             prefix += "/"
         if prefix and key_problem(prefix[:-1]) is not None:
             return [], []                   # no key lies below an unusable folder
-        keys, dirs = self._run(self._listing(prefix, lister))  # type: ignore[attr-defined]
+        got = self._run(self._listing(prefix, lister))  # type: ignore[attr-defined]
+        keys, dirs = got or ([], [])     # a missing folder (see ``RemoteStore._listing``)
         return sorted(set(keys)), sorted(set(dirs))
 
 
