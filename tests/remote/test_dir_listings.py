@@ -35,7 +35,9 @@ def _listings(proxy) -> int:
 def test_opening_a_group_lists_its_children_once(s3_server, proxy):
     """A group whose array has 1100 chunks: FsspecStore finds its members with one listing
     request; ObjectStore lists the keys below the group (obstore's delimiter listing takes
-    every page itself, unbounded), two pages and the request that finds the listing whole."""
+    every page itself, unbounded), skipping the array's folder where its first page ends:
+    that page, the keys after the folder and the request that finds the listing whole
+    (see test_obstore_children.py for a group of many more chunks)."""
     prefix = s3_server.fresh()
     fs_store, _ = _stores(s3_server, prefix)
     g = zarrx.open_group(fs_store, mode="w")

@@ -15,10 +15,11 @@ twice), so that each page, not the whole listing, has the store's retries. A ser
 ignores the delimiter lists every key below the folder: its children are read from them, as
 from the full listing.
 
-Other backends list the folder's keys below it and keep its children's names
-(``Store.list_dir``): obstore's delimiter listing takes every page itself, with no bound on
-their number and no way to go on after a page cut without a token, and a web server's folder
-pages are walked by zarrx."""
+``ObjectStore`` over S3 skips over each child folder's keys
+(:mod:`zarrx.store.remote.obstore_children`). Other backends list the folder's keys below it
+and keep its children's names (``Store.list_dir``): obstore's delimiter listing takes every
+page itself, with no bound on their number and no way to go on after a page cut without a
+token, and a web server's folder pages are walked by zarrx."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -52,7 +53,8 @@ class DirListing:
             prefix += "/"
         if prefix and key_problem(prefix[:-1]) is not None:
             return [], []                   # no key lies below an unusable folder
-        keys, dirs = self._run(self._listing(prefix, lister))  # type: ignore[attr-defined]
+        got = self._run(self._listing(prefix, lister))  # type: ignore[attr-defined]
+        keys, dirs = got or ([], [])     # a missing folder (see ``RemoteStore._listing``)
         return sorted(set(keys)), sorted(set(dirs))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from zarrx import _fork
@@ -24,7 +25,9 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import (TRANSIENT, OnMeta, asked, body_limit, collected,
                                        first_line, gather_all, retry_delay, sent_if_match,
                                        status_kind, window)
+from zarrx.store.remote.dir_listing import Children, DirListing
 from zarrx.store.remote.lost_answers import WRITE_TAG
+from zarrx.store.remote.obstore_children import SKIPS, Skipping, children_below, chunk_for
 from zarrx.store.remote.obstore_delete import send_delete
 from zarrx.store.remote.obstore_failures import failure_of
 from zarrx.store.remote.obstore_listing import (Listed, names_below, resumes, root_client,
@@ -46,7 +49,7 @@ def _obstore():  # type: ignore[no-untyped-def]
     return require("obstore", "obstore", "zarrx.store.ObjectStore", "remote")
 
 
-class ObjectStore(RemoteStore):
+class ObjectStore(DirListing, RemoteStore):
     """A store over an obstore store, or over the URL of one.
 
     ``store``: a URL (``s3://bucket/prefix``, ``gs://...``, ``az://...``, ``https://...``,
@@ -263,7 +266,12 @@ class ObjectStore(RemoteStore):
                         or len(listed.seen) == taken:
                     raise
                 await remote_base._pause(retry_delay(self.options, 0, fail.retry_after))
-        names, doubtful = without_folder_markers(found, prefix.rstrip("/"))
+        return await self._keys_of(found, prefix)
+
+    async def _keys_of(self, found: list[tuple[str, int]], folder: str) -> list[str]:
+        """The names of ``found`` (``(name, size)`` listed below ``folder``) that are keys,
+        without folder markers (see :func:`without_folder_markers`)."""
+        names, doubtful = without_folder_markers(found, folder.rstrip("/"))
         if doubtful:
             # a name that may be a marker "name/" as well is a key only when it answers to
             # its name
@@ -284,6 +292,41 @@ class ObjectStore(RemoteStore):
                     if not ok}
             names = [n for n in names if n not in gone]
         return names
+
+    def _dir_lister(self) -> Callable[[str, dict], Awaitable[Children]] | None:
+        """S3 lists a folder's children skipping over the keys of each child folder (see
+        :mod:`~zarrx.store.remote.obstore_children`); other backends list every key below."""
+        if self._lister is None:
+            self._lister = root_client(self._client)
+        return self._children if type(self._lister[0]).__name__ in SKIPS else None
+
+    async def _children(self, folder: str, state: dict) -> Children:
+        if self._lister is None:
+            self._lister = root_client(self._client)
+        lister, below, named = self._lister
+        full = (below + self._prefix + folder).rstrip("/")
+        obs = _obstore()
+
+        def listing(after: str | None) -> Any:
+            return obs.list(lister, prefix=full or None, offset=after,
+                            chunk_size=chunk_for(self.options.max_listed))
+        taken = state.setdefault("skipping", Skipping())
+        while True:
+            before = (len(taken.seen), taken.after)
+            try:
+                await children_below(listing, named + self._prefix, folder,
+                                     self.options.max_listed, taken)
+                break
+            except Exception as exc:  # noqa: BLE001 - classified; re-raised unless resumed
+                fail = exc if isinstance(exc, Failure) else self._failure(exc)
+                if fail is None or fail.kind not in TRANSIENT \
+                        or (len(taken.seen), taken.after) == before:
+                    raise
+                await remote_base._pause(retry_delay(self.options, 0, fail.retry_after))
+        dirs = list(taken.dirs)
+        names = await self._keys_of(
+            taken.found + [(f"{folder}{d}/", 1) for d in dirs], folder)
+        return [n[len(folder):] for n in names if not n.endswith("/")], dirs
 
     def _failure(self, exc: BaseException) -> Failure | None:
         return failure_of(exc, _obstore().exceptions, self.kind in ("http", "https"))
