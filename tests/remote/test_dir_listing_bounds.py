@@ -6,11 +6,9 @@ the last entry taken, so the folder that entry names is not taken twice; a page 
 read is a RemoteError saying what it lacks."""
 from __future__ import annotations
 
-import http.server
-from urllib.parse import parse_qs, urlparse
-
 import pytest
-from loopback import not_found, serving
+from loopback import serving
+from s3_pages import ListingEndpoint
 
 from zarrx.errors import RemoteError
 
@@ -22,7 +20,7 @@ KEYS = sorted([f"d/a/f{i:03d}/{n}" for i in range(150) for n in ("x", "y/z", "za
               + [f"d/a/k{i:03d}" for i in range(150)])
 
 
-class _Lister(http.server.BaseHTTPRequestHandler):
+class _Lister(ListingEndpoint):
     """An S3 endpoint (bucket ``bkt``) listing ``keys`` as S3 does (``delimiter``,
     ``start-after``, continuation tokens), ``page`` entries a page; or, with ``mode``:
     ``"endless"``, two folders never named before and a new token on every page;
@@ -33,24 +31,11 @@ class _Lister(http.server.BaseHTTPRequestHandler):
     answered 503 SlowDown; ``status``: the status and error code of every other request,
     instead of a page. Records each listing query."""
 
-    protocol_version = "HTTP/1.1"
     keys = KEYS
     page = 100
     mode = ""
     stop = 2000
     status: tuple[int, str] | None = None
-    fails = staticmethod(lambda n: False)
-    asked: list = []
-
-    def log_message(self, *args):  # noqa: ANN002 - quiet
-        pass
-
-    def _send(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def _entries(self, prefix: str, delimiter: str, token: str, after: str) -> list[str]:
         """The entries after a continuation token, or made of the keys after ``after`` (as
@@ -64,17 +49,13 @@ class _Lister(http.server.BaseHTTPRequestHandler):
         return sorted(e for e in out if e > token)
 
     def do_GET(self) -> None:
-        query = parse_qs(urlparse(self.path).query)
-        if "list-type" not in query:
-            return not_found(self)
+        asked = self.listing()
+        if asked is None:
+            return
+        query, n = asked
         cls = type(self)
-        cls.asked.append(query)
-        n = len(cls.asked)
-        if cls.fails(n):
-            return self._send(503, b"<Error><Code>SlowDown</Code><Message>Reduce your "
-                                   b"request rate.</Message></Error>")
         if cls.status is not None:
-            return self._send(cls.status[0], f"<Error><Code>{cls.status[1]}</Code><Message>"
+            return self.send_xml(cls.status[0], f"<Error><Code>{cls.status[1]}</Code><Message>"
                                              "m</Message></Error>".encode())
         prefix = query.get("prefix", [""])[0]
         delimiter = query.get("delimiter", [""])[0]
@@ -96,21 +77,8 @@ class _Lister(http.server.BaseHTTPRequestHandler):
         if cls.mode == "outside" and not after:
             entries += ["other/x", "d2/zarr.json", "dx", prefix.rstrip("/") + "y", "d",
                         "other/dir/"]
-        keys = [e for e in entries if not e.endswith("/")]
-        key = "" if cls.mode == "bad" else "<Key>{}</Key>"
-        items = "".join(f"<Contents>{key.format(k)}<LastModified>2024-01-01T00:00:00.000Z"
-                        f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
-                        for k in keys)
-        items += "".join(f"<CommonPrefixes><Prefix>{e}</Prefix></CommonPrefixes>"
-                         for e in entries if e.endswith("/"))
-        self._send(200, (
-            '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
-            '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
-            f"<Prefix>{prefix}</Prefix><KeyCount>{len(entries)}</KeyCount>"
-            f"<MaxKeys>{cls.page}</MaxKeys><IsTruncated>{'true' if more else 'false'}"
-            f"</IsTruncated>{items}"
-            + (f"<NextContinuationToken>{token}</NextContinuationToken>" if more else "")
-            + "</ListBucketResult>").encode())
+        self.send_page(prefix, entries, more, token,
+                       "" if cls.mode == "bad" else "<Key>{}</Key>")
 
 
 @pytest.fixture

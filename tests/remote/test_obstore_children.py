@@ -9,11 +9,11 @@ from __future__ import annotations
 import bisect
 import random
 import urllib.request
-import http.server
-from urllib.parse import parse_qs, quote, urlparse
+from urllib.parse import quote
 
 import pytest
-from loopback import not_found, serving
+from loopback import serving
+from s3_pages import ListingEndpoint
 
 from zarrx.errors import RemoteError
 from zarrx.store.base import Store
@@ -27,7 +27,7 @@ def _chunked(n: int) -> list[str]:
                                                       "g/zarr.json", "g/zz"])
 
 
-class _Bucket(http.server.BaseHTTPRequestHandler):
+class _Bucket(ListingEndpoint):
     """An S3 endpoint (bucket ``bkt``) listing ``keys`` (sorted) as S3 does without a
     delimiter (``start-after``, continuation tokens), ``page`` keys a page; or, with
     ``mode``: ``"endless"``, two keys in folders never named before and a new token on every
@@ -36,33 +36,15 @@ class _Bucket(http.server.BaseHTTPRequestHandler):
     prefix besides. ``fails(n)``: the listing requests (by number, from 1) answered 503
     SlowDown. Records each listing query."""
 
-    protocol_version = "HTTP/1.1"
     keys: list = []
-    page = 1000
     mode = ""
-    fails = staticmethod(lambda n: False)
-    asked: list = []
-
-    def log_message(self, *args):  # noqa: ANN002 - quiet
-        pass
-
-    def _send(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
-        query = parse_qs(urlparse(self.path).query)
-        if "list-type" not in query:
-            return not_found(self)
+        asked = self.listing()
+        if asked is None:
+            return
+        query, n = asked
         cls = type(self)
-        cls.asked.append(query)
-        n = len(cls.asked)
-        if cls.fails(n):
-            return self._send(503, b"<Error><Code>SlowDown</Code><Message>Reduce your "
-                                   b"request rate.</Message></Error>")
         prefix = query.get("prefix", [""])[0]
         token = query.get("continuation-token", [""])[0]
         after = token or ("" if cls.mode == "ignore" else query.get("start-after", [""])[0])
@@ -78,17 +60,7 @@ class _Bucket(http.server.BaseHTTPRequestHandler):
             token = keys[-1] if more else ""
         if cls.mode == "outside" and not after:
             keys = ["a/x", prefix.rstrip("/") + "y/z", "zz/top", *keys]
-        items = "".join(f"<Contents><Key>{k}</Key><LastModified>2024-01-01T00:00:00.000Z"
-                        f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
-                        for k in keys)
-        self._send(200, (
-            '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
-            '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
-            f"<Prefix>{prefix}</Prefix><KeyCount>{len(keys)}</KeyCount>"
-            f"<MaxKeys>{cls.page}</MaxKeys><IsTruncated>{'true' if more else 'false'}"
-            f"</IsTruncated>{items}"
-            + (f"<NextContinuationToken>{token}</NextContinuationToken>" if more else "")
-            + "</ListBucketResult>").encode())
+        self.send_page(prefix, keys, more, token)
 
 
 @pytest.fixture

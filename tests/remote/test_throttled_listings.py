@@ -5,11 +5,11 @@ failure, so a listing of more pages than a few never completed under throttling 
 one request in a hundred (each attempt needed every page to succeed)."""
 from __future__ import annotations
 
-import http.server
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 from loopback import not_found, serving
+from s3_pages import ListingEndpoint
 
 from zarrx.errors import RemoteError, RemoteThrottledError
 
@@ -18,51 +18,25 @@ pytest.importorskip("aiohttp")
 KEYS = [f"d/a/k{i:04d}" for i in range(1000)]
 
 
-class _ThrottlingListHandler(http.server.BaseHTTPRequestHandler):
+class _ThrottlingListHandler(ListingEndpoint):
     """An S3 endpoint listing ``KEYS`` in pages of ``page`` keys (continuation tokens and
     ``start-after`` honoured), answering 503 SlowDown to the listing requests ``fails`` picks
     (by their number, from 1). Records each listing request's query."""
 
-    protocol_version = "HTTP/1.1"
     page = 100
-    asked: list = []
     fails = staticmethod(lambda n: n % 2 == 0)
 
-    def log_message(self, *args):  # noqa: ANN002 - quiet
-        pass
-
     def do_GET(self) -> None:
-        query = parse_qs(urlparse(self.path).query)
-        if "list-type" not in query:
-            return not_found(self)
-        cls = type(self)
-        cls.asked.append(query)
-        if cls.fails(len(cls.asked)):
-            body = b"<Error><Code>SlowDown</Code><Message>Reduce your request rate.</Message></Error>"
-            self.send_response(503)
-            self.send_header("Content-Type", "application/xml")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+        asked = self.listing()
+        if asked is None:
             return
+        query, _ = asked
+        cls = type(self)
         prefix = query.get("prefix", [""])[0]
         after = query.get("continuation-token", [""])[0] or query.get("start-after", [""])[0]
         keys = [k for k in KEYS if k.startswith(prefix) and k > after]
         page, more = keys[:cls.page], len(keys) > cls.page
-        items = "".join(f"<Contents><Key>{k}</Key><LastModified>2024-01-01T00:00:00.000Z"
-                        f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
-                        for k in page)
-        token = f"<NextContinuationToken>{page[-1]}</NextContinuationToken>" if more else ""
-        body = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
-                '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
-                f"<Prefix>{prefix}</Prefix><KeyCount>{len(page)}</KeyCount>"
-                f"<MaxKeys>{cls.page}</MaxKeys><IsTruncated>{'true' if more else 'false'}"
-                f"</IsTruncated>{items}{token}</ListBucketResult>").encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.send_page(prefix, page, more, page[-1] if more else "")
 
 
 def _store(backend: str, endpoint: str, retries: int):
