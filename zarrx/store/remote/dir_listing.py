@@ -27,9 +27,9 @@ from typing import Any
 
 from zarrx.store.base import check_prefix, key_problem
 from zarrx.store.remote import base as remote_base
-from zarrx.store.remote.common import (TRANSIENT, Failure, first_line, listed_blank,
-                                       listed_once, listed_too_many, listed_twice,
-                                       retry_delay)
+from zarrx.store.remote.common import (TRANSIENT, Failure, listed_blank, listed_once,
+                                       listed_too_many, listed_twice, retry_delay)
+from zarrx.store.remote.s3fs_listing import unreadable_page
 
 __all__ = ["Children", "DirListing", "s3_children"]
 
@@ -141,9 +141,7 @@ async def _pages(store: Any, bucket: str, prefix: str, taken: _Taken) -> None:
     except (KeyError, ValueError, TypeError) as exc:
         if type(exc).__module__.startswith(("botocore", "aiobotocore")):
             raise                   # botocore's own (its configuration): classified
-        what = f"a field it lacks, {exc}" if isinstance(exc, KeyError) else first_line(exc)
-        raise Failure("bad_response", None, f"the server's listing cannot be read: {what}"
-                      ) from None
+        raise unreadable_page(exc) from None
 
 
 def _take(taken: _Taken, rest: str | None, is_dir: bool) -> None:

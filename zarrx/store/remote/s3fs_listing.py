@@ -78,12 +78,7 @@ async def _pages(store: Any, bucket: str, prefix: str, listed: _Listed) -> None:
     except (KeyError, ValueError, TypeError) as exc:
         if type(exc).__module__.startswith(("botocore", "aiobotocore")):
             raise                   # botocore's own (its configuration): classified
-        # a page read without looking (a bare KeyError naming the field,
-        # NextContinuationToken for a page saying the listing goes on without one, or the
-        # ValueError of a Size or LastModified that is no number or date)
-        what = f"a field it lacks, {exc}" if isinstance(exc, KeyError) else first_line(exc)
-        raise Failure("bad_response", None, f"the server's listing cannot be read: {what}"
-                      ) from None
+        raise unreadable_page(exc) from None
 
 
 async def _keys(fs: Any, bucket: str, prefix: str, after: str | None, most: int) -> Any:
@@ -105,3 +100,11 @@ async def _keys(fs: Any, bucket: str, prefix: str, after: str | None, most: int)
         if blank > most:
             raise listed_blank(most)
         kwargs["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def unreadable_page(exc: Exception) -> Failure:
+    """The failure of a listing page read without looking: a bare KeyError naming the field
+    it lacks (NextContinuationToken for a page saying the listing goes on without one), or
+    the ValueError of a Size or LastModified that is no number or date."""
+    what = f"a field it lacks, {exc}" if isinstance(exc, KeyError) else first_line(exc)
+    return Failure("bad_response", None, f"the server's listing cannot be read: {what}")
