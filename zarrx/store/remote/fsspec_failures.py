@@ -138,8 +138,8 @@ def _secrets(so: dict) -> dict:
 
 
 def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
-    """HTTP status, error code and response headers (None: unknown) of a botocore or aiohttp
-    error in ``exc`` or its causes."""
+    """HTTP status, error code and response headers (None: unknown) of a botocore, aiohttp or
+    gcsfs error in ``exc`` or its causes."""
     seen = 0
     cur: BaseException | None = exc
     while cur is not None and seen < 5:
@@ -152,6 +152,8 @@ def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
                 status = int(code)
             return (int(status) if status else None), code, meta.get("HTTPHeaders")
         st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
+        if type(cur).__name__ == "HttpError" and type(cur).__module__.startswith("gcsfs"):
+            st = getattr(cur, "code", None)           # gcsfs's answer of a status it names
         if isinstance(st, int) and 100 <= st < 600:
             return st, "", getattr(cur, "headers", None)
         cur = cur.__cause__ or cur.__context__
