@@ -73,12 +73,35 @@ class GCS:
         return f"gs://{self.bucket}/{prefix or fresh_prefix()}"
 
 
-# the emulator, answering suffix ranges (``bytes=-N``: the last N bytes) as GCS does; it
-# would answer them with the whole object
+# the emulator, answering suffix ranges (``bytes=-N``: the last N bytes) and listing in pages
+# (``maxResults``, at most 1000 items and prefixes a page, and ``pageToken``) as GCS does; it
+# would answer them with the whole object and list all in one page
 _GCS_EMULATOR = """\
+import json
 import sys
 from gcp_storage_emulator import __main__ as main
 from gcp_storage_emulator.handlers import objects
+
+stock_ls = objects.ls
+
+
+def ls(request, response, storage, *args, **kwargs):
+    stock_ls(request, response, storage, *args, **kwargs)
+    if response.status != 200 or not response._content:
+        return
+    page = json.loads(response._content)
+    entries = sorted([(i["name"], i) for i in page.get("items", [])]
+                     + [(p, None) for p in page.get("prefixes", [])], key=lambda e: e[0])
+    asked = request.query.get("maxResults")
+    most = min(int(asked[0]) if asked else 1000, 1000)
+    token = (request.query.get("pageToken") or [""])[0]
+    entries = [e for e in entries if e[0] > token]
+    out = {"kind": "storage#objects",
+           "items": [i for _, i in entries[:most] if i is not None],
+           "prefixes": [p for p, i in entries[:most] if i is None]}
+    if len(entries) > most:
+        out["nextPageToken"] = entries[most - 1][0]
+    response.json(out)
 
 stock = objects.download
 
@@ -101,8 +124,8 @@ def download(request, response, storage, *args, **kwargs):
 
 objects.download = download
 from gcp_storage_emulator import server
-server.HANDLERS = tuple((p, {m: download if f is stock else f for m, f in h.items()})
-                        for p, h in server.HANDLERS)
+swap = {stock: download, stock_ls: ls}
+server.HANDLERS = tuple((p, {m: swap.get(f, f) for m, f in h.items()}) for p, h in server.HANDLERS)
 sys.exit(main.main())
 """
 

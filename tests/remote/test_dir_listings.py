@@ -5,11 +5,11 @@ below it (before: one request per 1000 keys below the group). Its answer is the 
 listing of every key gives (``Store.list_dir``), for any tree of keys."""
 from __future__ import annotations
 
-import random
 import urllib.request
 from urllib.parse import quote
 
 import pytest
+from listing_trees import folders_of, random_tree
 
 import zarrx
 from zarrx.store.base import Store
@@ -50,26 +50,10 @@ def test_opening_a_group_lists_its_children_once(s3_server, proxy):
         assert _listings(proxy) == lists, type(store).__name__
 
 
-SEGMENTS = ["a", "b", "c", "zarr.json", "a b", "ü", "x+y", "p%20q", "=", "~!'()", "k.1",
-            "0", "dot.", "-", "_z"]
-
-
-def _tree(seed: int) -> list[str]:
-    rnd = random.Random(seed)
-    keys = set()
-    for _ in range(60):
-        depth = rnd.choice([1, 1, 2, 2, 3, 4])
-        keys.add("/".join(rnd.choice(SEGMENTS) for _ in range(depth)))
-    keys = {k for k in keys if not any(o.startswith(k + "/") for o in keys) or rnd.random() < .5}
-    # a key that is also the name of a folder, and a folder named with both
-    keys |= {"k", "k/x", "k/k", "k/k/y"}
-    return sorted(keys)
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_children_as_the_keys_below_name_them(s3_server, seed):
     prefix = s3_server.fresh()
-    keys = _tree(seed)
+    keys = random_tree(seed)
     fs_store, obj_store = _stores(s3_server, prefix)
     fs_store.set_many([(k, b"x") for k in keys])
     # folder markers (empty "name/" objects another tool made) of folders that hold keys
@@ -78,7 +62,7 @@ def test_children_as_the_keys_below_name_them(s3_server, seed):
             f"{s3_server.endpoint}/{s3_server.bucket}/{quote(prefix + '/' + marker)}",
             method="PUT", data=b"")
         urllib.request.urlopen(req).close()
-    folders = {k[:i + 1] for k in keys for i in range(len(k)) if k[i] == "/"}
+    folders = folders_of(keys)
     for store in (fs_store, obj_store):
         for p in ["", "nothing/", "k/k/y/", *sorted(folders)]:
             want = Store.list_dir(store, p)

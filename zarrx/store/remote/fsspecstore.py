@@ -37,6 +37,7 @@ from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_versio
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
+from zarrx.store.remote.gcsfs_listing import gcs_children, lists_gcs_children
 from zarrx.store.remote.references import (opening_failure, reference_options, short_target,
                                            whole_target_version, within_part)
 from zarrx.store.remote.lost_answers import WRITE_TAG
@@ -458,11 +459,13 @@ class FsspecStore(DirListing, RemoteStore):
         return failure_of(exc, self.fs, self._storage_options)
 
     def _dir_lister(self) -> Callable[[str, dict], Awaitable[Children]] | None:
-        """S3 through s3fs lists a folder's children with one delimiter listing (see
-        :mod:`~zarrx.store.remote.dir_listing`); a listing of versions does not."""
+        """S3 through s3fs and GCS through gcsfs list a folder's children with one delimiter
+        listing (see :mod:`~zarrx.store.remote.dir_listing`); a listing of versions does not."""
         if self.is_s3 and self._async and not self._web and hasattr(self.fs, "_call_s3") \
                 and not getattr(self.fs, "version_aware", False):
             return lambda folder, state: s3_children(self, folder, state)
+        if self._async and not self._web and lists_gcs_children(self.fs):
+            return lambda folder, state: gcs_children(self, folder, state)
         return None
 
     # -- plumbing -------------------------------------------------------------------------------
