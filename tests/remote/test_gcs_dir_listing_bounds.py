@@ -16,6 +16,7 @@ import pytest
 from loopback import serving
 
 from zarrx.errors import RemoteError, RemoteServerError
+from zarrx.store.base import Store
 
 gcsfs = pytest.importorskip("gcsfs")
 
@@ -35,7 +36,7 @@ class _GCS(http.server.BaseHTTPRequestHandler):
     delimiter ignored (every key below the prefix, as items). ``fails(n)``: the requests (by
     number, from 1) answered 503. Records each request's query."""
 
-    page, mode, stop = 100, "", 2000
+    page, mode, stop, keys = 100, "", 2000, KEYS
     asked: list = []
     fails = staticmethod(lambda n: False)
 
@@ -69,7 +70,7 @@ class _GCS(http.server.BaseHTTPRequestHandler):
             entries, more, token = [], n < cls.stop, f"t{n}"
         else:
             found = set()
-            for k in KEYS:
+            for k in cls.keys:
                 if k.startswith(prefix):
                     head, sep, _ = k[len(prefix):].partition(delimiter) if delimiter \
                         else ("", "", "")
@@ -91,7 +92,7 @@ class _GCS(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    _GCS.page, _GCS.mode, _GCS.stop = 100, "", 2000
+    _GCS.page, _GCS.mode, _GCS.stop, _GCS.keys = 100, "", 2000, KEYS
     _GCS.fails, _GCS.asked = staticmethod(lambda n: False), []
     with serving(_GCS) as endpoint:
         yield endpoint
@@ -121,12 +122,13 @@ def test_the_children_come_from_a_delimiter_listing(server):
 
 def test_a_server_ignoring_the_delimiter_gives_the_same_children(server):
     """Every key below the folder, markers among them: the children they name, as the
-    listing of every key has them (a folder marker names no folder)."""
-    _GCS.mode = "flat"
+    listing of every key has them (a folder holding only its marker is none; before, a
+    marker named its folder)."""
+    _GCS.mode, _GCS.keys = "flat", sorted(KEYS + ["d/a/m/", "d/a/f001/q/"])
     store = _store(server)
-    assert store.list_dir("a/") == WANT
-    assert len(_GCS.asked) == 7          # 601 keys: 100 a page
-    assert store.list_dir("a/f000/") == (["x", "zarr.json"], ["y"])
+    assert store.list_dir("a/") == WANT == Store.list_dir(store, "a/")
+    assert len(_GCS.asked) == 2 * 7      # 603 keys, 100 a page, in each listing
+    assert store.list_dir("a/f001/") == (["x", "zarr.json"], ["y"])
 
 
 @pytest.mark.parametrize("mode", ["endless", "repeat"])
