@@ -96,12 +96,16 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     fill = None if io.write_empty_chunks else io.fill_bytes
     start = [a for a, _ in box]
     src = value.reshape([b - a for a, b in box])         # only axes of one cell differ: a view
-    inner = list(itertools.product(*[range(r) for r in ratio]))
-    # made once for every shard: each inner chunk's cells within its shard's cells, and its
-    # coordinates less the shard's first chunk's (no Python call per chunk below)
-    within = list(itertools.product(*[[slice(o * c, o * c + c) for o in range(r)]
-                                      for r, c in zip(ratio, chunk)]))
-    offsets = np.array(inner, dtype=np.int64).reshape(len(inner), len(ratio))
+    within: list = []
+    offsets = None
+    if any(whole):
+        # made once for every shard covered whole: each inner chunk's cells within its
+        # shard's cells, and its coordinates less the shard's first chunk's (no Python call
+        # per chunk below)
+        inner = list(itertools.product(*[range(r) for r in ratio]))
+        within = list(itertools.product(*[[slice(o * c, o * c + c) for o in range(r)]
+                                          for r, c in zip(ratio, chunk)]))
+        offsets = np.array(inner, dtype=np.int64).reshape(len(inner), len(ratio))
     enc = io.plan(chunk)
     done = [False] * len(objs)
     parallel = len(objs) == 1
@@ -126,7 +130,7 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
         cells = src[tuple([slice(b * c - a, b * c - a + s)
                            for b, c, a, s in zip(base, chunk, start, shard)])]
         parts = [cells[sel] for sel in within]
-        coords = list(map(tuple, (offsets + np.array(base, dtype=np.int64)).tolist()))
+        coords = list(map(tuple, (np.array(base, dtype=np.int64) + offsets).tolist()))
         if encoded:                                     # None: a chunk's error, to locate
             made = _encode_parts(io, parts, fill, parallel)
             return None if made is None else (i, obj, list(zip(coords, made)), None, unused)
