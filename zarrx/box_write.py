@@ -23,6 +23,10 @@ from zarrx.errors import StoreError
 
 __all__ = ["write_box"]
 
+#: a box over fewer chunks than this, covering no shard whole, goes to the general path (a
+#: projection for each of a few chunks costs less than working out the shards' parts)
+FEW = 4
+
 
 def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     """Write ``value`` (broadcast to the selection's shape, of the array's dtype) into the box
@@ -83,7 +87,7 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     first = [-(-a // s) for (a, _), s in zip(box, shard)]      # shards inside the box
     stop = [b // s for (_, b), s in zip(box, shard)]
     in_part = batched and shard_box.ENABLED
-    if any(f >= e for f, e in zip(first, stop)) and not in_part:
+    if any(f >= e for f, e in zip(first, stop)) and (not in_part or plan.nchunks < FEW):
         return False
     check_count(io, plan.nchunks)
     if in_part:                                         # every shard the box touches
