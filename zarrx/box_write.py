@@ -75,6 +75,15 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     if box is None or value.dtype != io.dtype:
         return False
     nbytes = gather_size(io, False)
+    if nbytes is None and not io.regular:
+        return False
+    chunk, ratio = io.chunk_shape, io.object_ratio
+    shard = [c * r for c, r in zip(chunk, ratio)]
+    first = [-(-a // s) for (a, _), s in zip(box, shard)]      # shards inside the box
+    stop = [b // s for (_, b), s in zip(box, shard)]
+    covers = all(f < e for f, e in zip(first, stop))         # a shard at least
+    if not covers and plan.nchunks < FEW:
+        return False
     # small chunks of a regular grid: encoded together (see zarrx.chunk_write._batches)
     batched = _batches(io, False, value)
     # chunks a codec compresses (no fixed size to encode them in place): each shard's chunks
@@ -82,12 +91,8 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     encoded = nbytes is None and batched
     if nbytes is None and not encoded:
         return False
-    chunk, ratio = io.chunk_shape, io.object_ratio
-    shard = [c * r for c, r in zip(chunk, ratio)]
-    first = [-(-a // s) for (a, _), s in zip(box, shard)]      # shards inside the box
-    stop = [b // s for (_, b), s in zip(box, shard)]
     in_part = batched and shard_box.ENABLED
-    if any(f >= e for f, e in zip(first, stop)) and (not in_part or plan.nchunks < FEW):
+    if not covers and not in_part:
         return False
     check_count(io, plan.nchunks)
     if in_part:                                         # every shard the box touches
