@@ -40,7 +40,9 @@ def in_part(io: ArrayIO, src: np.ndarray, box: list[tuple[int, int]], obj: tuple
     chunk, ratio, size = io.chunk_shape, io.object_ratio, io.meta.shape
     inner: list[range] = []                 # per axis: the chunks the box covers whole
     edge: list[list[tuple]] = []            # and the others: (k, chunk slice, value slice, full)
+    past = False                            # whether the shard reaches past the array's end
     for o, r, c, (a, b), n in zip(obj, ratio, chunk, box, size):       # type: ignore[arg-type]
+        past = past or o * r + r > -(-n // c)
         k0, k1 = max(o * r, a // c), min(o * r + r, (b - 1) // c + 1)
         i0 = max(k0, -(-a // c))
         i1 = max(i0, min(k1, b // c))       # (b <= n: a chunk past the array's end is an edge)
@@ -72,7 +74,7 @@ def in_part(io: ArrayIO, src: np.ndarray, box: list[tuple[int, int]], obj: tuple
         except (ZarrError, MemoryError) as exc:
             raise _located(exc, io, p.coords, shape)
     items += zip(coords, made)
-    if len(items) < io.units_per_object:
+    if past and len(items) < io.units_per_object:
         covered = coords + [projs[j].coords for j in borders]
         items += [(c, None) for c in _outside_units(io, obj, covered)]
 
