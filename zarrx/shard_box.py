@@ -31,12 +31,12 @@ ENABLED = True
 
 
 def in_part(io: ArrayIO, src: np.ndarray, box: list[tuple[int, int]], obj: tuple[int, ...],
-            raw_fill: bytes | None, parallel: bool) -> tuple[list, Any] | None:
+            raw_fill: bytes | None, parallel: bool) -> tuple[list, Any, bool] | None:
     """The items and ``finish`` of ``io.source.commit`` for the stored object ``obj`` (a
     shard of small chunks a write :func:`zarrx.chunk_write._batches` takes), which the box
     ``box`` of cells covers in part, its cells being ``src`` (of the box's shape), and whether
-    a chunk is merged with what is stored (covered in part). None when a
-    chunk it covers whole does not encode (``write_from`` then words the error)."""
+    a chunk is merged with what is stored (covered in part). None when a chunk it covers whole
+    does not encode (``write_from`` then words the error)."""
     chunk, ratio, size = io.chunk_shape, io.object_ratio, io.meta.shape
     inner: list[range] = []                 # per axis: the chunks the box covers whole
     edge: list[list[tuple]] = []            # and the others: (k, chunk slice, value slice, full)
