@@ -47,7 +47,7 @@ def _document(shape, chunks, ratio, dtype, compressor, loc, crc, nested):
 @st.composite
 def cases(draw):
     ndim = draw(st.integers(1, 3))
-    shape = tuple(draw(st.integers(1, 14)) for _ in range(ndim))
+    shape = tuple(draw(st.integers(1, 24 if ndim < 3 else 12)) for _ in range(ndim))
     box = []
     for n in shape:
         a = draw(st.integers(0, n - 1))
@@ -56,7 +56,8 @@ def cases(draw):
     return dict(shape=shape, chunks=tuple(draw(st.integers(2 if nested else 1, 4))
                                           for _ in range(ndim)),
                 ratio=tuple(draw(st.integers(1, 4)) for _ in range(ndim)), box=tuple(box),
-                dtype=draw(st.sampled_from(list(FILLS))),
+                # (big-endian chunks are not encoded together: both ways write them one by one)
+                dtype=draw(st.sampled_from(["f4", "u1", "i8", "f4", "u1", ">f8"])),
                 compressor=draw(st.sampled_from(list(COMPRESSORS))),
                 loc=draw(st.sampled_from(["end", "start"])), crc=draw(st.booleans()),
                 nested=nested, threads=draw(st.sampled_from([1, 2])),
@@ -99,7 +100,7 @@ def _stored(c, path, enabled, monkeypatch):
     return objects, zarrx.open_array(store, path="g/a")[...]
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cases())
 def test_shards_covered_in_part_store_what_the_way_before_stores(tmp_path_factory, monkeypatch,
