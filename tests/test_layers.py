@@ -75,6 +75,7 @@ LAYERS = [
     ("zarrx.batch_write", 4),    # box writes of small chunks, a slab of chunks at a time
     ("zarrx.batch_merge", 4),    # partial writes of small chunks, merged a slab at a time
     ("zarrx.shard_merge", 4),    # the inner chunks of a shard a write covers in part, together
+    ("zarrx.shard_box", 4),      # the shards a box write covers in part, chunks encoded together
     ("zarrx.batch_points", 4),   # point and mask writes of small chunks, merged a run at a time
     ("zarrx.text_items", 4),     # the code units of fixed-length text read from chunks
     ("zarrx.attrs", 5),

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import zarrx
-from zarrx import box_write
+from zarrx import box_write, shard_box
 from zarrx.store import LocalStore, MemoryStore
 
 from box_arrays import box_write_case, draw_box, stored_both_ways
@@ -78,7 +78,10 @@ def test_shard_box_writes_store_what_the_general_path_stores(tmp_path_factory, m
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("local", [False, True])
-def test_whole_shards_skip_the_general_path(tmp_path, general_calls, threads, local):
+@pytest.mark.parametrize("in_part", [True, False], ids=["in-part", "in-part-off"])
+def test_whole_shards_skip_the_general_path(tmp_path, monkeypatch, general_calls, threads,
+                                            local, in_part):
+    monkeypatch.setattr(shard_box, "ENABLED", in_part)
     a = np.random.default_rng(1).random((40, 36)).astype("f8")
     store = LocalStore(str(tmp_path)) if local else MemoryStore()
     z = _array(store, a.shape, (4, 6), (2, 3), "f8", fill=0.0)     # shards of 8 x 18
@@ -86,8 +89,9 @@ def test_whole_shards_skip_the_general_path(tmp_path, general_calls, threads, lo
         z[...] = a                  # 5 x 2 shards, all inside the array: no general path
         assert general_calls == []
         z[1:40, 0:36] = a[1:, :] + 1     # the first shard row is covered in part
-    # the general path got the 2 x 3 chunks of each of the two shards of the first row
-    assert general_calls == [2 * 2 * 3]
+    # the two shards of the first row: their chunks merged or encoded together
+    # (zarrx.shard_box), or else the general path gets their 2 x 3 chunks each
+    assert general_calls == ([] if in_part else [2 * 2 * 3])
     want = a.copy()
     want[1:] += 1
     np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], want)
@@ -105,7 +109,8 @@ def test_a_shard_with_an_inner_chunk_of_fill_goes_through_the_general_path(gener
     assert len(store.get("g/a/c/0")) == 3 * 16 + 4 * 16 + 4
 
 
-def test_a_box_over_no_whole_shard_is_left_to_the_general_path(general_calls):
+def test_a_box_over_no_whole_shard_is_left_to_the_general_path(monkeypatch, general_calls):
+    monkeypatch.setattr(shard_box, "ENABLED", False)
     store = MemoryStore()
     z = _array(store, (16, 16), (4, 4), (2, 2), "i4")
     # shards of 8 x 8: rows 1 to 14 cover no shard whole
@@ -114,6 +119,20 @@ def test_a_box_over_no_whole_shard_is_left_to_the_general_path(general_calls):
     z[1:15, :] = 3
     np.testing.assert_array_equal(z[1:15, :], 3)
     assert general_calls == []          # the array called the general path, not the box write
+
+
+def test_a_box_over_no_whole_shard_is_written_shard_by_shard(general_calls):
+    store = MemoryStore()
+    z = _array(store, (16, 16), (4, 4), (2, 2), "i4")
+    z[...] = np.arange(256, dtype="i4").reshape(16, 16)
+    # shards of 8 x 8: rows 1 to 14 cover no shard whole; their chunks are merged or encoded
+    # together, with no chunk projection handed to the general path
+    assert box_write._write_shards(z._io, _plan(z, (slice(1, 15), slice(0, 16))),
+                                   np.full((14, 16), 3, "i4"))
+    assert general_calls == []
+    want = np.arange(256, dtype="i4").reshape(16, 16)
+    want[1:15] = 3
+    np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], want)
 
 
 def _plan(z, sel):

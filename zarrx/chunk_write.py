@@ -108,7 +108,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
                 io, [projs[j] for j in js], buf, starts, lengths, src)
         items = [(p.coords, v) for p, v in zip(projs, values)]
         if fields is None and len(projs) < io.units_per_object:
-            items += [(c, None) for c in _outside_units(io, obj, projs)]
+            items += [(c, None) for c in _outside_units(
+                io, obj, [p.coords for p in projs if p.full])]
         return obj, items, finish, slab
 
     def commit(obj: tuple[int, ...], projs: list, parallel: bool, got: Any = PARTIAL) -> None:
@@ -338,10 +339,11 @@ def _by_object(io: ArrayIO, projections: Sequence, limit: int
         yield units
 
 
-def _outside_units(io: ArrayIO, obj: tuple[int, ...], projs: list) -> list[tuple[int, ...]]:
+def _outside_units(io: ArrayIO, obj: tuple[int, ...], covered: list[tuple[int, ...]]
+                   ) -> list[tuple[int, ...]]:
     """The read units of the stored object ``obj`` lying wholly outside the array, in each
     shard (the object, or one nested in it) at the array's edge all of whose units inside the
-    array the write (``projs``) covers in full. They hold no element of the array, so such a
+    array the write covers in full (``covered``: the coordinates of the units it covers so). They hold no element of the array, so such a
     shard is then written whole, without reading or decoding it, as a border chunk is (and a
     corrupt one is replaced)."""
     spans, chunk = io.meta.layout.shard_major, io.chunk_shape
@@ -350,7 +352,7 @@ def _outside_units(io: ArrayIO, obj: tuple[int, ...], projs: list) -> list[tuple
     ends = [-(-n // c) for n, c in zip(io.meta.shape, chunk)]      # read units per axis
     if all((o + 1) * r <= e for o, r, e in zip(obj, spans[0], ends)):
         return []                          # the object lies inside the array
-    covered = {p.coords for p in projs if p.full}
+    covered = set(covered)                 # type: ignore[assignment]
     out: set[tuple[int, ...]] = set()
     for span in spans:
         blocks: dict[tuple[int, ...], int] = {}

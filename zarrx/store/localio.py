@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from operator import attrgetter
+
+import numpy as np
 
 from zarrx.store.pieces import Pieces
 
@@ -11,25 +14,28 @@ WRITE_PIECE = 1 << 20     # bytes per write call, as in _localwrite.pyx (see the
 
 def write_all(fd: int, data: memoryview | Pieces) -> None:
     """Write ``data`` at the file's position, at most :data:`WRITE_PIECE` bytes per call;
-    the small parts of :class:`Pieces` are gathered into one ``writev`` call each."""
+    the small parts of :class:`Pieces` are gathered into one ``writev`` call each (at most
+    ``_IOV_MAX`` parts and ``WRITE_PIECE`` bytes), each large part written alone. The batches
+    are found from the parts' sizes together, with no Python call per part."""
     if type(data) is not Pieces:
         _write_view(fd, data)
         return
-    batch: list[memoryview] = []
-    size = 0
-    for part in data.parts:
-        if len(batch) == _IOV_MAX or (batch and size + part.nbytes > WRITE_PIECE):
-            _writev_all(fd, batch, size)
-            batch, size = [], 0
-        if part.nbytes >= WRITE_PIECE:
-            _write_view(fd, part)
-        elif part.nbytes:
-            batch.append(part)
-            size += part.nbytes
-    if batch:
-        _writev_all(fd, batch, size)
+    parts = [p for p in data.parts if p.nbytes]
+    ends = np.cumsum(np.fromiter(map(_nbytes, parts), np.int64, len(parts)))
+    i, n = 0, len(parts)
+    while i < n:
+        done = int(ends[i - 1]) if i else 0
+        if int(ends[i]) - done >= WRITE_PIECE:
+            _write_view(fd, parts[i])
+            i += 1
+            continue
+        # the parts up to WRITE_PIECE bytes in all (a large one is always past that)
+        j = min(n, i + _IOV_MAX, int(np.searchsorted(ends, done + WRITE_PIECE, "right")))
+        _writev_all(fd, parts[i:j], int(ends[j - 1]) - done)
+        i = j
 
 
+_nbytes = attrgetter("nbytes")
 _IOV_MAX = 1024
 
 

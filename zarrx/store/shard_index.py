@@ -219,14 +219,8 @@ def _parts(order: np.ndarray, values: Mapping[int, Any], sizes: np.ndarray,
     joined[1:] = is_kept[1:] & is_kept[:-1] & (s[:-1] + nb[:-1] == s[1:])
     starts = np.flatnonzero(~joined)
     run_nb = np.add.reduceat(nb, starts) if len(starts) else nb[:0]
-    parts: list[Any] = []
-    for a, total in zip(starts.tolist(), run_nb.tolist()):
-        if is_kept[a]:
-            at = int(s[a])
-            parts.append(view[at:at + total])
-        else:
-            parts.append(values[int(order[a])])
-    return parts
+    return [view[at:at + total] if k else values[slot] for at, total, k, slot in zip(
+        s[starts].tolist(), run_nb.tolist(), is_kept[starts].tolist(), order[starts].tolist())]
 
 
 def _word_positions(per_shard: tuple[int, ...], order: tuple[int, ...] | None
