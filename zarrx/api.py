@@ -32,6 +32,7 @@ from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.storage import StoreLike
 from zarrx.store import Store
+from zarrx.store.call_stores import discards_on_failure
 
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
            "consolidate_metadata", "open_consolidated", "create", "zeros", "ones",
@@ -63,6 +64,7 @@ def _default_mode(store: Any, mode: str | None) -> str:
     return mode
 
 
+@discards_on_failure
 def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A001
          path: str | None = None, zarr_format: int | None = None,
          zarr_version: int | None = None, _what: str = "open", **kwargs: Any) -> Array | Group:
@@ -129,6 +131,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                                          **kwargs))
 
 
+@discards_on_failure
 @checked_call
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
@@ -247,6 +250,7 @@ def _group(st: Store, path: str, meta: GroupMeta, mode: str,
     return Group(st, path, meta, read_only=mode == "r")
 
 
+@discards_on_failure
 def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                path: str | None = "", zarr_format: int | None = None,
                zarr_version: int | None = None, **kwargs: Any) -> Array:
@@ -288,6 +292,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                                                zarr_format=zarr_format, **kwargs))
 
 
+@discards_on_failure
 @checked_call
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = None, attributes: dict | None = None,
@@ -312,6 +317,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     return Group(st, path, meta)
 
 
+@discards_on_failure
 @checked_call
 def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
           zarr_format: int | None = None, attributes: dict | None = None,
@@ -325,6 +331,7 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
                       storage_options=storage_options, _what="group")
 
 
+@discards_on_failure
 def zeros(shape: Any, store: StoreLike | None = None, *, _what: str = "zeros",
           **kwargs: Any) -> Array:
     """An array whose every cell reads as 0 (``create``'s keywords)."""
@@ -332,6 +339,7 @@ def zeros(shape: Any, store: StoreLike | None = None, *, _what: str = "zeros",
     return create(shape, store=store, fill_value=0, _what=_what, **kwargs)
 
 
+@discards_on_failure
 def ones(shape: Any, store: StoreLike | None = None, *, _what: str = "ones",
           **kwargs: Any) -> Array:
     """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
@@ -339,18 +347,21 @@ def ones(shape: Any, store: StoreLike | None = None, *, _what: str = "ones",
     return create(shape, store=store, fill_value=1, _what=_what, **kwargs)
 
 
+@discards_on_failure
 def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as ``fill_value`` (stored as the fill value: nothing is
     written; ``create``'s keywords)."""
     return create(shape, store=store, fill_value=fill_value, _what="full", **kwargs)
 
 
+@discards_on_failure
 def empty(shape: Any, store: StoreLike | None = None, *, _what: str = "empty",
           **kwargs: Any) -> Array:
     """An array whose cells read as the fill value (``fill_value=``, default 0) until written."""
     return create(shape, store=store, _what=_what, **kwargs)
 
 
+@discards_on_failure
 def zeros_like(a: Any, **kwargs: Any) -> Array:
     """``zeros`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
@@ -358,6 +369,7 @@ def zeros_like(a: Any, **kwargs: Any) -> Array:
     return zeros(**like_arguments(a, kwargs, fill=False), _what="zeros_like")
 
 
+@discards_on_failure
 def ones_like(a: Any, **kwargs: Any) -> Array:
     """``ones`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
@@ -368,6 +380,7 @@ def ones_like(a: Any, **kwargs: Any) -> Array:
 _FROM_SOURCE = object()
 
 
+@discards_on_failure
 def full_like(a: Any, fill_value: Any = _FROM_SOURCE, **kwargs: Any) -> Array:
     """An array like ``a`` whose cells read as ``fill_value``: by default the fill value of
     ``a`` when it is a zarrx :class:`Array` (required otherwise)."""
@@ -379,6 +392,7 @@ def full_like(a: Any, fill_value: Any = _FROM_SOURCE, **kwargs: Any) -> Array:
     return create(**like_arguments(a, kwargs, fill=True), _what="full_like")
 
 
+@discards_on_failure
 def empty_like(a: Any, **kwargs: Any) -> Array:
     """An array like ``a`` whose cells read as its fill value (that of ``a`` when it is a zarrx
     :class:`Array`) until written."""
@@ -390,6 +404,7 @@ _CREATE_ARRAY_KEYWORDS = (frozenset(inspect.signature(create_array).parameters)
                           - {"store", "name", "_found"})
 
 
+@discards_on_failure
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
            chunks: Any = None, dtype: Any = None, compressor: Any = "auto",
            filters: Any = None, fill_value: Any = DEFAULT_FILL, order: str | None = None,
@@ -452,6 +467,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
                         _what=_what, **kwargs)
 
 
+@discards_on_failure
 def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
                       path: str | None = None, zarr_format: int | None = None,
                       use_consolidated: bool = True, **kwargs: Any) -> Group:
@@ -468,6 +484,7 @@ def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
                       storage_options=kwargs.get("storage_options"), _what="open_consolidated")
 
 
+@discards_on_failure
 @checked_call
 def consolidate_metadata(store: StoreLike, path: str | None = None,
                          zarr_format: int | None = None, *,
