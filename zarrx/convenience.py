@@ -244,19 +244,21 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
         data = data_array(data, "from_array")
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
+    write_data = flag_arg(write_data, "from_array", "write_data")
+    # the values of data that is no zarrx Array, before anything is written: a source that
+    # fails to give them (a failing __array__) leaves no empty array behind
+    values = None if isinstance(data, Array) or not write_data else np.asarray(data)
     store = _store(store, "w", storage_options, path=name,
                    replacing=overwrite is True, what="from_array")
-    write_data = flag_arg(write_data, "from_array", "write_data")
     if isinstance(data, Array) and write_data and flag_arg(overwrite, "from_array",
                                                            "overwrite"):
         _refuse_replacing_source(store, node_path(name, "from_array", "name"), data)
     out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
                        attributes=attributes, overwrite=overwrite, config=config, **kw)
-    if write_data:
-        if isinstance(data, Array):
-            _copy(data, out)
-        else:
-            out[...] = np.asarray(data)
+    if isinstance(data, Array) and write_data:
+        _copy(data, out)
+    elif values is not None:
+        out[...] = values
     return out
 
 
