@@ -295,10 +295,12 @@ class ZipStore(Store):
             copy_version(src.fp, tmp, self._pending.base, self._path)
             zf = zipfile.ZipFile(tmp, "a", compression=self.compression,
                                  allowZip64=self.allowZip64)
-        except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
+        except BaseException as exc:            # Ctrl-C during a long copy: no temporary left
             remove_temp(tmp)
             release(held)
-            raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+            if isinstance(exc, (OSError, zipfile.BadZipFile, NotImplementedError, ValueError)):
+                raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+            raise
         self._pending.zf, self._pending.tmp, self._pending.held = zf, tmp, held
         self._zf = zf
         close_quietly(src)
