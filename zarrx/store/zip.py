@@ -276,6 +276,9 @@ class ZipStore(Store):
         except (OSError, ValueError, zipfile.LargeZipFile) as exc:
             self._pending.failed = str(exc)
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+        except BaseException as exc:            # Ctrl-C: an entry cut short, the archive in doubt
+            self._pending.failed = f"interrupted: {type(exc).__name__}"
+            raise
         self._infos[key] = info
         self._index.add(key)
         self._reader.verified.add(key)          # written here: its CRC is ours
