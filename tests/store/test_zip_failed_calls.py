@@ -141,3 +141,15 @@ def test_a_store_the_caller_passes_is_not_discarded(tmp_path):
             zarrx.create_array(store, shape=(3,), dtype="bogus")
         zarrx.create_array(store, shape=(3,), dtype="i4")[...] = 2   # still writable
     assert zarrx.open_array(str(path), mode="r")[...].tolist() == [2, 2, 2]
+
+
+@pytest.mark.parametrize("call", FAILING.values(), ids=list(FAILING))
+def test_a_failed_call_leaves_an_empty_file_as_it_was(tmp_path, call):
+    """An empty file (what tempfile.NamedTemporaryFile(suffix=".zip") makes) is an empty
+    archive to mode "a": a failed call leaves it the empty file it was, with nothing beside."""
+    path = tmp_path / "x.zip"
+    path.write_bytes(b"")
+    with pytest.raises(zarrx.ZarrError):
+        call(str(path))
+    gc.collect()
+    assert _folder(tmp_path) == ["x.zip"] and path.read_bytes() == b""
