@@ -20,13 +20,14 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
                           checked_call, node_exists, refuse_keywords)
 from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
-                            config_order, create_array, create_chunks, exists_error, flag_arg,
+                            create_array, create_chunks, exists_error, flag_arg,
                             format_of, inherited_format, named, node_path, prepare_node)
 from zarrx.group import Group
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.node_hint import missing_at
-from zarrx.open_args import _ARRAY_KW, _OPEN_KW, MODES, check_keywords, check_mode
+from zarrx.open_args import (_ARRAY_KW, _OPEN_KW, MODES, _default_mode, _memory_order,
+                              _write_empty_chunks, check_keywords, check_mode)
 from zarrx.shape_args import separator_encoding
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -37,32 +38,6 @@ from zarrx.store.call_stores import discards_on_failure
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
            "consolidate_metadata", "open_consolidated", "create", "zeros", "ones",
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"]
-
-def _write_empty_chunks(kwargs: dict, what: str) -> bool | None:
-    """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
-    ``config=`` (zarr-python's per-array configuration)."""
-    value = kwargs.get("write_empty_chunks")
-    config = kwargs.get("config")
-    if value is None and isinstance(config, dict):
-        value = config.get("write_empty_chunks")
-    return None if value is None else flag_arg(value, what, "write_empty_chunks")
-
-
-def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
-    """The read layout an existing Zarr v3 array is opened with: the ``order`` of
-    ``config=`` (a Zarr v2 array keeps the order it stores)."""
-    config = kwargs.get("config")
-    order = config_order(config if isinstance(config, dict) else None, what)
-    return order if meta.zarr_format == 3 else None
-
-
-def _default_mode(store: Any, mode: str | None) -> str:
-    """zarr-python's default: ``r`` for a read-only store (a zarrx or zarr-python store
-    object), else ``a``."""
-    if mode is None:
-        return "r" if getattr(store, "read_only", None) is True else "a"
-    return mode
-
 
 @discards_on_failure
 def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A001
@@ -317,7 +292,6 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     return Group(st, path, meta)
 
 
-@discards_on_failure
 @checked_call
 def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
           zarr_format: int | None = None, attributes: dict | None = None,
@@ -331,7 +305,6 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
                       storage_options=storage_options, _what="group")
 
 
-@discards_on_failure
 def zeros(shape: Any, store: StoreLike | None = None, *, _what: str = "zeros",
           **kwargs: Any) -> Array:
     """An array whose every cell reads as 0 (``create``'s keywords)."""
@@ -339,7 +312,6 @@ def zeros(shape: Any, store: StoreLike | None = None, *, _what: str = "zeros",
     return create(shape, store=store, fill_value=0, _what=_what, **kwargs)
 
 
-@discards_on_failure
 def ones(shape: Any, store: StoreLike | None = None, *, _what: str = "ones",
           **kwargs: Any) -> Array:
     """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
@@ -347,21 +319,18 @@ def ones(shape: Any, store: StoreLike | None = None, *, _what: str = "ones",
     return create(shape, store=store, fill_value=1, _what=_what, **kwargs)
 
 
-@discards_on_failure
 def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as ``fill_value`` (stored as the fill value: nothing is
     written; ``create``'s keywords)."""
     return create(shape, store=store, fill_value=fill_value, _what="full", **kwargs)
 
 
-@discards_on_failure
 def empty(shape: Any, store: StoreLike | None = None, *, _what: str = "empty",
           **kwargs: Any) -> Array:
     """An array whose cells read as the fill value (``fill_value=``, default 0) until written."""
     return create(shape, store=store, _what=_what, **kwargs)
 
 
-@discards_on_failure
 def zeros_like(a: Any, **kwargs: Any) -> Array:
     """``zeros`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
@@ -369,7 +338,6 @@ def zeros_like(a: Any, **kwargs: Any) -> Array:
     return zeros(**like_arguments(a, kwargs, fill=False), _what="zeros_like")
 
 
-@discards_on_failure
 def ones_like(a: Any, **kwargs: Any) -> Array:
     """``ones`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
@@ -380,7 +348,6 @@ def ones_like(a: Any, **kwargs: Any) -> Array:
 _FROM_SOURCE = object()
 
 
-@discards_on_failure
 def full_like(a: Any, fill_value: Any = _FROM_SOURCE, **kwargs: Any) -> Array:
     """An array like ``a`` whose cells read as ``fill_value``: by default the fill value of
     ``a`` when it is a zarrx :class:`Array` (required otherwise)."""
@@ -392,7 +359,6 @@ def full_like(a: Any, fill_value: Any = _FROM_SOURCE, **kwargs: Any) -> Array:
     return create(**like_arguments(a, kwargs, fill=True), _what="full_like")
 
 
-@discards_on_failure
 def empty_like(a: Any, **kwargs: Any) -> Array:
     """An array like ``a`` whose cells read as its fill value (that of ``a`` when it is a zarrx
     :class:`Array`) until written."""
@@ -467,7 +433,6 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
                         _what=_what, **kwargs)
 
 
-@discards_on_failure
 def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
                       path: str | None = None, zarr_format: int | None = None,
                       use_consolidated: bool = True, **kwargs: Any) -> Group:
