@@ -4,6 +4,7 @@ the closest keyword it takes; a node in the way carries a note saying how to rep
 write into it."""
 from __future__ import annotations
 
+import gc
 import re
 
 import numpy as np
@@ -48,3 +49,26 @@ def test_a_group_in_the_way_says_how_to_replace_it(tmp_path):
     assert info.value.__notes__ == ["to_zarrx: pass overwrite=True (or mode='w') to replace it"]
     zd.to_zarrx(da.ones(4, chunks=2), path, overwrite=True)
     assert np.array_equal(zarrx.open_array(path, mode="r")[:], np.ones(4))
+
+
+def _failing(n: int = 8):
+    """A dask array whose last block cannot be computed."""
+    def block(x):
+        if x[0] >= n - 2:
+            raise RuntimeError("this block cannot be computed")
+        return x
+    return da.arange(n, chunks=2).map_blocks(block, dtype=int)
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "existing"])
+def test_a_write_into_a_zip_path_that_fails_leaves_the_path_as_it_was(tmp_path, existing):
+    path = tmp_path / "a.zip"
+    if existing:
+        zd.to_zarrx(da.ones(4, chunks=2), str(path))
+        before = path.read_bytes()
+    with pytest.raises(RuntimeError, match="cannot be computed"):
+        zd.to_zarrx(_failing(), str(path), mode="w")
+    gc.collect()                # a store nobody closed would be finished now
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["a.zip"] if existing else [])
+    if existing:
+        assert path.read_bytes() == before

@@ -166,3 +166,27 @@ def test_create_hierarchy_writes_arrays_of_known_codecs(fmt):
     made = dict(zarrx.create_hierarchy(store=store, nodes={"x": _array_document(fmt, codec)}))
     made["x"][...] = [1, 2, 3, 4]
     assert zarrx.open_array(store, path="x", mode="r")[...].tolist() == [1, 2, 3, 4]
+
+
+class FailingSource:
+    """Array-like data whose values cannot be had (a lazy source whose read fails)."""
+    shape, dtype, ndim = (4,), np.dtype("i4"), 1
+
+    def __array__(self, *args, **kwargs):
+        raise OSError("the source cannot be read")
+
+
+@pytest.mark.parametrize("path", ["a", "new/deeper/array"])
+def test_from_array_of_a_source_that_fails_replaces_and_creates_nothing(fmt, path):
+    store = hierarchy(fmt)
+    before = dict(store)
+    with pytest.raises(OSError, match="the source cannot be read"):
+        zarrx.from_array(store, data=FailingSource(), name=path, overwrite=True)
+    assert store == before
+    assert zarrx.open_array(store, path="a", mode="r")[...].tolist() == [7] * 4
+
+
+def test_from_array_without_its_data_does_not_read_the_source(fmt):
+    store = hierarchy(fmt)
+    z = zarrx.from_array(store, data=FailingSource(), name="new", write_data=False)
+    assert z.shape == (4,) and z[...].tolist() == [0] * 4

@@ -91,3 +91,22 @@ def test_dask_values_are_written_to_the_archive_whatever_the_default_scheduler(t
         zx.to_zarrx(ds.chunk({"time": 1}), path)
     for got in read_both(path):
         xr.testing.assert_identical(got, ds)
+
+
+def test_an_archive_whose_rewrite_is_interrupted_stays_as_it_was(tmp_path, monkeypatch):
+    """The archive is written anew from the copy in memory: a copy interrupted part way (Ctrl-C,
+    or any exception) leaves the archive as it was, not one holding the entries copied."""
+    from zarrx.store.zip import ZipStore
+    path = tmp_path / "data.zip"
+    zx.to_zarrx(dataset(), str(path))
+    before = path.read_bytes()
+    real = ZipStore.set_many
+
+    def set_some(self, items):
+        real(self, list(items)[:2])
+        raise KeyboardInterrupt
+    monkeypatch.setattr(ZipStore, "set_many", set_some)
+    with pytest.raises(KeyboardInterrupt):
+        zx.to_zarrx(dataset("2000-01-04"), str(path), append_dim="time")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.zip"]

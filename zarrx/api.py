@@ -20,49 +20,26 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
                           checked_call, node_exists, refuse_keywords)
 from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
-                            config_order, create_array, create_chunks, exists_error, flag_arg,
+                            create_array, create_chunks, exists_error, flag_arg,
                             format_of, inherited_format, named, node_path, prepare_node)
 from zarrx.group import Group
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.node_hint import missing_at
-from zarrx.open_args import _ARRAY_KW, _OPEN_KW, MODES, check_keywords, check_mode
+from zarrx.open_args import (_ARRAY_KW, _OPEN_KW, MODES, _default_mode, _memory_order,
+                              _write_empty_chunks, check_keywords, check_mode)
 from zarrx.shape_args import separator_encoding
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.storage import StoreLike
 from zarrx.store import Store
+from zarrx.store.call_stores import discards_on_failure
 
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
            "consolidate_metadata", "open_consolidated", "create", "zeros", "ones",
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"]
 
-def _write_empty_chunks(kwargs: dict, what: str) -> bool | None:
-    """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
-    ``config=`` (zarr-python's per-array configuration)."""
-    value = kwargs.get("write_empty_chunks")
-    config = kwargs.get("config")
-    if value is None and isinstance(config, dict):
-        value = config.get("write_empty_chunks")
-    return None if value is None else flag_arg(value, what, "write_empty_chunks")
-
-
-def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
-    """The read layout an existing Zarr v3 array is opened with: the ``order`` of
-    ``config=`` (a Zarr v2 array keeps the order it stores)."""
-    config = kwargs.get("config")
-    order = config_order(config if isinstance(config, dict) else None, what)
-    return order if meta.zarr_format == 3 else None
-
-
-def _default_mode(store: Any, mode: str | None) -> str:
-    """zarr-python's default: ``r`` for a read-only store (a zarrx or zarr-python store
-    object), else ``a``."""
-    if mode is None:
-        return "r" if getattr(store, "read_only", None) is True else "a"
-    return mode
-
-
+@discards_on_failure
 def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A001
          path: str | None = None, zarr_format: int | None = None,
          zarr_version: int | None = None, _what: str = "open", **kwargs: Any) -> Array | Group:
@@ -129,6 +106,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                                          **kwargs))
 
 
+@discards_on_failure
 @checked_call
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
@@ -247,6 +225,7 @@ def _group(st: Store, path: str, meta: GroupMeta, mode: str,
     return Group(st, path, meta, read_only=mode == "r")
 
 
+@discards_on_failure
 def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                path: str | None = "", zarr_format: int | None = None,
                zarr_version: int | None = None, **kwargs: Any) -> Array:
@@ -288,6 +267,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                                                zarr_format=zarr_format, **kwargs))
 
 
+@discards_on_failure
 @checked_call
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = None, attributes: dict | None = None,
@@ -390,6 +370,7 @@ _CREATE_ARRAY_KEYWORDS = (frozenset(inspect.signature(create_array).parameters)
                           - {"store", "name", "_found"})
 
 
+@discards_on_failure
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
            chunks: Any = None, dtype: Any = None, compressor: Any = "auto",
            filters: Any = None, fill_value: Any = DEFAULT_FILL, order: str | None = None,
@@ -468,6 +449,7 @@ def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
                       storage_options=kwargs.get("storage_options"), _what="open_consolidated")
 
 
+@discards_on_failure
 @checked_call
 def consolidate_metadata(store: StoreLike, path: str | None = None,
                          zarr_format: int | None = None, *,

@@ -30,6 +30,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store import MemoryStore
+from zarrx.store.call_stores import discards_on_failure
 from zarrx.store.locks import _identity as store_identity
 
 __all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy",
@@ -46,6 +47,7 @@ def _array_like(arr: Any) -> bool:
         and not np.isscalar(arr) and isinstance(arr.shape, tuple))
 
 
+@discards_on_failure
 def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
                storage_options: dict | None = None, zarr_version: int | None = None,
                _what: str = "save_array", **kwargs: Any) -> None:
@@ -77,6 +79,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
                  zarr_format=zarr_format, data=np.asarray(arr), _what=_what, **kwargs)
 
 
+@discards_on_failure
 def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
                storage_options: dict | None = None, zarr_version: int | None = None,
                _what: str = "save_group", **kwargs: Any) -> None:
@@ -142,6 +145,7 @@ def _member_names(what: str, given: list[tuple[str, str]]) -> list[str]:
     return list(names)
 
 
+@discards_on_failure
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
          storage_options: dict | None = None, zarr_version: int | None = None,
          **kwargs: Any) -> None:
@@ -157,6 +161,7 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
                    storage_options=storage_options, _what="save", **kwargs)
 
 
+@discards_on_failure
 @checked_call
 def load(store: Any, path: str | None = None, zarr_format: int | None = None,
          zarr_version: int | None = None, *, storage_options: dict | None = None) -> Any:
@@ -215,6 +220,7 @@ def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters:
     }
 
 
+@discards_on_failure
 @checked_call
 def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: str | None = None,
                chunks: Any = _KEEP, shards: Any = _KEEP, filters: Any = _KEEP,
@@ -238,19 +244,21 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
         data = data_array(data, "from_array")
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
+    write_data = flag_arg(write_data, "from_array", "write_data")
+    # the values of data that is no zarrx Array, before anything is written: a source that
+    # fails to give them (a failing __array__) leaves no empty array behind
+    values = None if isinstance(data, Array) or not write_data else np.asarray(data)
     store = _store(store, "w", storage_options, path=name,
                    replacing=overwrite is True, what="from_array")
-    write_data = flag_arg(write_data, "from_array", "write_data")
     if isinstance(data, Array) and write_data and flag_arg(overwrite, "from_array",
                                                            "overwrite"):
         _refuse_replacing_source(store, node_path(name, "from_array", "name"), data)
     out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
                        attributes=attributes, overwrite=overwrite, config=config, **kw)
-    if write_data:
-        if isinstance(data, Array):
-            _copy(data, out)
-        else:
-            out[...] = np.asarray(data)
+    if isinstance(data, Array) and write_data:
+        _copy(data, out)
+    elif values is not None:
+        out[...] = values
     return out
 
 
@@ -280,6 +288,7 @@ def _copy(src: Array, dst: Array) -> None:
         dst[start:start + step] = src[start:start + step]
 
 
+@discards_on_failure
 def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
     """Create an array holding ``data`` (in memory unless ``store`` is given) with the
     keywords of :func:`zarrx.create` (``mode=``, ``path=`` or ``name=``, ...); a zarrx
@@ -327,6 +336,7 @@ def _from_array_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- create_hierarchy --------------------------------------------------------------------------
+@discards_on_failure
 @checked_call
 def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = False
                      ) -> Iterator[tuple[str, Array | Group]]:

@@ -25,6 +25,7 @@ from zarrx.node_paths import (Ancestors, ancestors_for, check_node_names, check_
                               save_parent, save_parents)
 from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
 from zarrx.store import Store, check_storage_options, make_store
+from zarrx.store.call_stores import discards_on_failure
 from zarrx.store.inputs import file_url_path
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
@@ -162,6 +163,7 @@ def format_of(zarr_format: Any, zarr_version: Any, what: str) -> Any:
     return zarr_version
 
 
+@discards_on_failure
 @checked_call
 def create_array(store: Any = None, *, name: str | None = None, shape: Any = None,
                  dtype: Any = None, chunks: Any = "auto", shards: Any = None,

@@ -1,11 +1,13 @@
 """The modes and keyword arguments the open and create functions of :mod:`zarrx.api` take,
-and the errors for others."""
+the errors for others, and the defaults and settings an existing array is opened with."""
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
-from zarrx.creation import create_array
+from zarrx.creation import config_order, create_array, flag_arg
 from zarrx.errors import ArgumentError, ArgumentTypeError, unexpected_keyword
+from zarrx.metadata.model import ArrayMeta
 
 __all__ = ["MODES", "check_mode", "check_keywords"]
 
@@ -36,3 +38,29 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
                 raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r} "
                                         f"(mode='w' replaces the node there)")
             raise unexpected_keyword(what, key, allowed | _NAMED)
+
+
+def _write_empty_chunks(kwargs: dict, what: str) -> bool | None:
+    """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
+    ``config=`` (zarr-python's per-array configuration)."""
+    value = kwargs.get("write_empty_chunks")
+    config = kwargs.get("config")
+    if value is None and isinstance(config, dict):
+        value = config.get("write_empty_chunks")
+    return None if value is None else flag_arg(value, what, "write_empty_chunks")
+
+
+def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
+    """The read layout an existing Zarr v3 array is opened with: the ``order`` of
+    ``config=`` (a Zarr v2 array keeps the order it stores)."""
+    config = kwargs.get("config")
+    order = config_order(config if isinstance(config, dict) else None, what)
+    return order if meta.zarr_format == 3 else None
+
+
+def _default_mode(store: Any, mode: str | None) -> str:
+    """zarr-python's default: ``r`` for a read-only store (a zarrx or zarr-python store
+    object), else ``a``."""
+    if mode is None:
+        return "r" if getattr(store, "read_only", None) is True else "a"
+    return mode

@@ -113,3 +113,34 @@ def test_writing_replaces_the_archive_only_when_closed(tmp_path):
         assert sorted(reader.list_prefix("")) == ["zarr.json"]
     with pytest.raises(StoreError, match="cannot open in mode 'x'"):
         ZipStore(path, mode="x")
+
+
+class Interrupted(FullDisk):
+    """Wraps the archive file: Ctrl-C arrives (once) when ``budget`` bytes are written."""
+
+    def write(self, data):
+        self.budget -= len(data)
+        if self.budget < 0:
+            self.budget = float("inf")
+            raise KeyboardInterrupt
+        return self.fp.write(data)
+
+
+@pytest.mark.parametrize("mode", ["a", "w"])
+def test_an_interrupted_write_keeps_the_previous_archive(tmp_path, mode):
+    """An entry cut short by Ctrl-C leaves the archive being written in doubt: as after a
+    failed write, the store refuses further writes and closing keeps the previous archive."""
+    path = tmp_path / "data.zip"
+    before = previous(path)
+    store = ZipStore(path, mode=mode)
+    store.set("c/1", b"new chunk")
+    store._zf.fp = Interrupted(store._zf.fp, budget=100)
+    with pytest.raises(KeyboardInterrupt):
+        store.set("c/2", os.urandom(10_000))
+    with pytest.raises(StoreError, match=re.escape(
+            "cannot write entry 'c/3': an earlier write failed (interrupted: "
+            "KeyboardInterrupt); closing keeps the previous archive")):
+        store.set("c/3", b"x")
+    store.close()
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["data.zip"]

@@ -151,3 +151,36 @@ def test_a_writer_whose_temporary_was_removed_before_it_locked_it_makes_another(
         zs.set("a", b"1")
     with ZipStore(path) as zs:
         assert list(zs.list_prefix("")) == ["a"]
+
+
+def test_a_copy_interrupted_at_the_first_write_leaves_no_temporary_archive(tmp_path, monkeypatch):
+    """Mode "a" copies the archive at its first write: Ctrl-C during the copy removes the
+    temporary archive it was copying into (and releases its lock), and the store goes on."""
+    from zarrx.store import zip as zipmod
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    before = open(path, "rb").read()
+    real = zipmod.copy_version
+
+    def interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(zipmod, "copy_version", interrupted)
+    zs = ZipStore(path, mode="a")
+    try:
+        try:
+            zs.set("b", b"2")
+        except KeyboardInterrupt:
+            pass
+        else:
+            raise AssertionError("the copy was not interrupted")
+        assert _temps(tmp_path) == []
+        monkeypatch.setattr(zipmod, "copy_version", real)
+        zs.set("b", b"2")                       # the next write copies again
+    finally:
+        zs.close()
+    assert _temps(tmp_path) == []
+    assert open(path, "rb").read() != before
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "b"]

@@ -21,6 +21,7 @@ from zarrx.dask.chunks import TARGET_BYTES, default_chunks, region_offset
 from zarrx.dask.graph import array_to_dask, store_blocks
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, NodeExistsError,
                           unexpected_keyword)
+from zarrx.store.call_stores import discards_on_failure
 from zarrx.store.zip import ZipStore
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
@@ -84,6 +85,7 @@ def from_zarrx(url: Any, component: str | None = None, storage_options: dict | N
     return array_to_dask(arr, chunks, name=name, inline_array=inline_array)
 
 
+@discards_on_failure
 def to_zarrx(arr: Any, url: Any, component: str | None = None,
              storage_options: dict | None = None, region: Any = None, compute: bool = True,
              return_stored: bool = False, mode: str = "a", **create_array_kwargs: Any) -> Any:
@@ -102,7 +104,10 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     boundaries, so no two tasks write one object. Returns None, or a ``Delayed`` when
     ``compute=False``; ``return_stored=True`` returns a dask array reading what was written
     instead (the region only, in ``arr``'s chunks; written first unless ``compute=False``).
-    A zip archive opened here (a path ending in ``.zip``) is put in place once written."""
+    A zip archive opened here (a path ending in ``.zip``) is put in place once written; when
+    the write fails (a block that cannot be computed), it is discarded: the path stays as it
+    was (with ``compute=False``, the Delayed's failure leaves the archive to be finished when
+    it is collected)."""
     import dask.array as da
 
     if not isinstance(arr, da.Array):

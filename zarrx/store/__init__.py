@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, StoreError,
                           StoreNotFoundError)
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
+from zarrx.store.call_stores import opened
 from zarrx.store.counting import CountingStore
 from zarrx.store.inputs import file_url_path, one_slash_url
 from zarrx.store.local import LocalStore
@@ -134,7 +135,11 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
             if mode == "r+" and not os.path.isfile(path):
                 raise StoreNotFoundError(f"{_what}: {path!r}: mode 'r+' needs an existing "
                                          "archive")
-            return ZipStore(path, _ZIP_MODES[mode])
+            zip_mode = _ZIP_MODES[mode]
+            if zip_mode == "r":
+                return ZipStore(path, zip_mode)
+            # opened for the call running: discarded (leaving the path as it was) if it fails
+            return opened(ZipStore(path, zip_mode))
         _refuse_inside_archive(path, _what)
         return LocalStore(path, mode=mode)
     if storage_options and not isinstance(obj, (bytes, int, float, list, tuple)):

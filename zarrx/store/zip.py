@@ -276,6 +276,9 @@ class ZipStore(Store):
         except (OSError, ValueError, zipfile.LargeZipFile) as exc:
             self._pending.failed = str(exc)
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+        except BaseException as exc:            # Ctrl-C: an entry cut short, the archive in doubt
+            self._pending.failed = f"interrupted: {type(exc).__name__}"
+            raise
         self._infos[key] = info
         self._index.add(key)
         self._reader.verified.add(key)          # written here: its CRC is ours
@@ -295,10 +298,12 @@ class ZipStore(Store):
             copy_version(src.fp, tmp, self._pending.base, self._path)
             zf = zipfile.ZipFile(tmp, "a", compression=self.compression,
                                  allowZip64=self.allowZip64)
-        except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
+        except BaseException as exc:            # Ctrl-C during a long copy: no temporary left
             remove_temp(tmp)
             release(held)
-            raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+            if isinstance(exc, (OSError, zipfile.BadZipFile, NotImplementedError, ValueError)):
+                raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+            raise
         self._pending.zf, self._pending.tmp, self._pending.held = zf, tmp, held
         self._zf = zf
         close_quietly(src)

@@ -74,8 +74,13 @@ def _archive(_: Any, staged: MemoryStore, archive: str | ZipStore) -> None:
     if isinstance(archive, ZipStore):
         _copy(staged, archive)
         return
-    with ZipStore(archive, "w") as target:
+    target = ZipStore(archive, "w")
+    try:
         _copy(staged, target)
+    except BaseException:
+        target.discard()        # an interrupted copy: the archive stays as it was
+        raise
+    target.close()
 
 
 def _copy(source: Any, target: Any) -> None:

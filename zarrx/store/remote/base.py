@@ -4,7 +4,8 @@ request primitives a backend implements.
 A backend (:class:`~zarrx.store.remote.objectstore.ObjectStore`,
 :class:`~zarrx.store.remote.fsspecstore.FsspecStore`) implements ``_get``, ``_head``, ``_put``,
 ``_delete``, ``_delete_if``, ``_list`` and ``_failure`` (its exceptions as a :class:`Failure`).
-Everything else is here:
+Everything else is here, or in the parts it is made of (:mod:`~zarrx.store.remote.reads`,
+:mod:`~zarrx.store.remote.writes`, :mod:`~zarrx.store.remote.views`):
 
 - **Requests.** A synchronous call runs one coroutine on an event loop; all the requests of a
   batch are issued concurrently, at most ``options.in_flight`` at a time for the store.
@@ -13,7 +14,8 @@ Everything else is here:
   (``part_size``); a whole object is read as its first part and, when larger, the remaining
   parts conditioned on the first part's ETag.
 - **Generations** are ETags. Conditioned reads send If-Match; conditional writes send
-  If-None-Match ``*`` (create) or If-Match (replace); HTTP 412 becomes ConflictError.
+  If-None-Match ``*`` (create) or If-Match (replace) (:mod:`zarrx.store.remote.writes`); HTTP
+  412 becomes ConflictError.
 - **Failures.** Timeouts, dropped connections, HTTP 429 and 5xx are retried with backoff
   (or after the wait a ``Retry-After`` header asks for, when the backend shows it);
   everything else fails at once. Each error names the store, the key and its URL (never
@@ -32,19 +34,18 @@ from typing import TypeVar
 from zarrx import _fork
 from zarrx.errors import (ConflictError, ListingUnsupportedError, RemoteAccessError, RemoteError,
                           RemoteNotFoundError, StoreError)
-from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
+from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Store, Versioned,
                               check_generation, check_path_key, check_prefix, conflict,
-                              is_absent, key_problem, refuse_unnamable, sequence_of)
+                              key_problem, sequence_of)
 from zarrx.store.remote import aio, probe_findings
 from zarrx.store.remote.common import (CREDENTIAL_CODES, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
                                        if_match_of, kept_changing, READ_ATTEMPTS,
-                                       forbidden_hint, retry_delay, to_bytes, upload_view)
-from zarrx.store.remote.condition_check import check_conditions
-from zarrx.store.remote.lost_answers import put
+                                       forbidden_hint, retry_delay, to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 from zarrx.store.remote.views import Views
+from zarrx.store.remote.writes import RemoteWrites
 
 __all__ = ["RemoteStore", "Failure", "Got", "ETag"]
 
@@ -55,9 +56,10 @@ async def _pause(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-class RemoteStore(RemoteReads, Views, Store):
+class RemoteStore(RemoteReads, RemoteWrites, Views, Store):
     """The shared machinery of remote stores (see the module docstring); the read planning is
-    :class:`~zarrx.store.remote.reads.RemoteReads`, the read-only views
+    :class:`~zarrx.store.remote.reads.RemoteReads`, the writes and deletes (plain and
+    conditional) :class:`~zarrx.store.remote.writes.RemoteWrites`, the read-only views
     :class:`~zarrx.store.remote.views.Views`."""
 
     #: the URL scheme shown in messages (``s3``, ``https``, ...)
@@ -335,69 +337,7 @@ class RemoteStore(RemoteReads, Views, Store):
         with self._known_lock:
             self._known.pop(key, None)
 
-    # -- writes -------------------------------------------------------------------------------
-    async def _write(self, key: str, data: memoryview, mode: str | None) -> str | None:
-        if mode is not None:
-            await check_conditions(self, "write")    # a server ignoring conditions: StoreError
-        try:
-            etag = await put(self, key, data, mode)     # a lost answer: see lost_answers
-        except Failure as fail:
-            self._forget(key)
-            if mode is not None and fail.kind in ("precondition", "exists", "missing"):
-                raise                                   # a condition failed: set_if says so
-            if fail.kind == "unsupported" and mode is not None:
-                raise self._unsupported("conditionally write", key, fail) from None
-            # a plain upload sent no condition: a server that does not implement it (HTTP 501
-            # to a PUT, or to the requests of a multipart upload) or refuses it (a 404 from a
-            # proxy, a 409) failed the write, never a condition (not a ConflictError)
-            if fail.kind in ("precondition", "exists", "missing"):
-                fail = Failure("other", fail.status, fail.detail)
-            raise self._error("write", key, fail) from None
-        self.bytes_written += len(data)
-        if etag is None:
-            self._forget(key)
-        else:
-            self._remember(key, etag, len(data))
-        return etag
-
-    def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
-        key = self._key(key)
-        self._check_writable(key)
-        self._run(self._write(key, upload_view(value, key), None))
-
-    def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
-        checked = []
-        for key, value in items:
-            key = self._key(key)
-            self._check_writable(key)
-            checked.append((key, upload_view(value, key)))
-        if checked:
-            self._run(gather_all([self._write(k, v, None) for k, v in checked]))
-
-    def delete(self, key: str) -> None:
-        self.delete_many([key])
-
-    def delete_many(self, keys: Iterable[str]) -> None:
-        keys = [self._key(k) for k in keys]
-        for k in keys[:1]:
-            self._check_writable(k)
-        for k in keys:
-            self._forget(k)
-        if keys:
-            self._run(self._remove(keys))
-
-    async def _remove(self, keys: list[str]) -> None:
-        batches = [keys[i:i + 1000] for i in range(0, len(keys), 1000)]
-
-        async def one(batch: list[str]) -> None:
-            try:
-                await self._call("DELETE", "delete", batch[0], lambda: self._delete(batch))
-            except Failure as fail:
-                if fail.kind != "missing":
-                    raise self._error("delete", batch[0], fail) from None
-
-        await gather_all([one(b) for b in batches])
-
+    # -- listing -------------------------------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:
         folder = check_prefix(prefix, self)[:prefix.rfind("/") + 1]
         if folder and key_problem(folder[:-1]) is not None:
@@ -419,57 +359,6 @@ class RemoteStore(RemoteReads, Views, Store):
                     f"listing ({fail.detail or fail.status}); open hierarchies with "
                     "consolidated metadata there") from None
             raise self._error("list", folder or "<root>", fail) from None
-
-    def delete_prefix(self, prefix: str) -> None:
-        self._check_writable(check_prefix(prefix, self) or "<root>")
-        keys = list(self.list_prefix(prefix))
-        refuse_unnamable(self, prefix, keys)
-        self.delete_many(keys)
-
-    # -- conditional writes ---------------------------------------------------------------------
-    def set_if(self, key: str, value: bytes | bytearray | memoryview,
-               if_generation: Hashable | None) -> Hashable:
-        key = self._key(key)
-        self._check_writable(key)
-        data = upload_view(value, key)
-        if not self.supports_conditional_writes:
-            return super().set_if(key, value, if_generation)
-        expected: Hashable = ABSENT if is_absent(if_generation) else if_generation
-        if expected is not ABSENT and if_match_of(expected) is None:
-            raise conflict(self, key, "conditionally write", expected, self.generation(key))
-        mode = "create" if expected is ABSENT else if_match_of(expected)
-        try:
-            etag = self._run(self._write(key, data, mode))  # type: ignore[arg-type]
-        except Failure as fail:
-            raise conflict(self, key, "conditionally write", expected, self.generation(key)
-                           if fail.found is None else etag_generation(fail.found[0])) from None
-        return etag_generation(etag) if etag is not None else self.generation(key)
-
-    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
-        key = self._key(key)
-        self._check_writable(key)
-        if not self.supports_conditional_writes:
-            return super().delete_if(key, if_generation)
-        found = self.generation(key)
-        if is_absent(if_generation):
-            if found is not None:
-                raise conflict(self, key, "conditionally delete", ABSENT, found)
-            return
-        check_generation(self, key, if_generation, found, "conditionally delete")
-        self._run(check_conditions(self, "delete"))   # a server ignoring them: StoreError
-        self._forget(key)
-        try:
-            self._run(self._call("DELETE", "delete", key,
-                                 lambda: self._delete_if(key, if_match_of(if_generation))))  # type: ignore[arg-type]
-        except Failure as fail:
-            if fail.kind == "unsupported":
-                raise self._unsupported("conditionally delete", key, fail) from None
-            if fail.kind == "missing":
-                raise conflict(self, key, "conditionally delete", if_generation, None) from None
-            if fail.kind != "precondition":
-                raise self._error("delete", key, fail) from None
-            raise conflict(self, key, "conditionally delete", if_generation,
-                           self.generation(key)) from None
 
     # -- pickling: configuration only -----------------------------------------------------------
     def _config(self) -> dict:

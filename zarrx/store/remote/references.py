@@ -69,7 +69,12 @@ def reference_options(url: str, so: dict, where: str) -> dict:
     if found is None:                   # Parquet references, read lazily by fsspec
         return _prepared(so, None, where) if isinstance(so.get("fs"), dict) else so
     from fsspec.utils import tokenize
-    # the same options and the same version of the file: the reference set read before
+    # the same options and the same version of the file: the reference set read before; a
+    # file whose filesystem says nothing but its size is read again, and fsspec makes its
+    # reference filesystem anew (its cached instance holds what was read before)
+    unversioned = not any(v != "None" for v in found[:-1])
+    if unversioned:
+        so = {**so, "skip_instance_cache": True}
     token = None if so.get("skip_instance_cache") else (tokenize(url, so), found)
     with _READ_LOCK:
         kept = _READ.get(token) if token is not None else None
@@ -163,10 +168,21 @@ def _cannot_read(fo: str, exc: BaseException, where: str) -> StoreError:
                       f"'fo'): {type(exc).__name__}: {redact_urls(first_line(exc))}")
 
 
+#: what the ``info`` of a file names that changes with its contents: ETags, checksums,
+#: generations and times, as fsspec's filesystems name them (HTTP: the response headers
+#: ``ETag``, ``Last-Modified``, ``Content-MD5``, ``Digest``; S3: ``ETag``, ``LastModified``;
+#: GCS: ``generation``, ``md5Hash``, ``crc32c``, ``updated``; Azure: ``etag``,
+#: ``last_modified``; local: ``mtime``; memory: ``created``)
+VALIDATORS = ("ETag", "etag", "Last-Modified", "Content-MD5", "Digest", "mtime", "LastModified",
+              "last_modified", "created", "generation", "md5Hash", "crc32c", "updated",
+              "VersionId", "version_id")
+
+
 def _version(fo: str, so: dict, where: str) -> tuple | None:
-    """The version of the file ``fo`` (its ETag, modification time and size, as its
-    filesystem's ``info`` gives them), or None for references held in Parquet files (a folder,
-    as fsspec's reference filesystem tells them)."""
+    """The version of the file ``fo``: what its filesystem's ``info`` says of it that changes
+    with its contents (:data:`VALIDATORS`, each ``"None"`` when not given), then its size;
+    None for references held in Parquet files (a folder, as fsspec's reference filesystem
+    tells them)."""
     import fsspec
     try:
         ref_fs, path = fsspec.core.url_to_fs(fo, **_target_options(so))
@@ -177,8 +193,7 @@ def _version(fo: str, so: dict, where: str) -> tuple | None:
         raise _cannot_read(fo, exc, where) from None
     if ".json" not in path and info.get("type") == "directory":
         return None
-    return tuple(str(info.get(k)) for k in ("ETag", "etag", "mtime", "LastModified",
-                                            "last_modified", "created", "size"))
+    return tuple(str(info.get(k)) for k in (*VALIDATORS, "size"))
 
 
 def _read_json(fo: str, so: dict, where: str) -> Any:
