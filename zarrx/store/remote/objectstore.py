@@ -34,6 +34,7 @@ from zarrx.store.remote.obstore_listing import (Listed, names_below, resumes, ro
                                                 without_folder_markers)
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
+                                                move_client_keys,
                                                 unknown_key_hint, without_values)
 from zarrx.store.remote.urls import (HTTP_SCHEMES, WEB_READ_ONLY, basic_credentials, bucket_problem,
                                      dot_segment, empty_segment, literal_path, redact, require,
@@ -364,6 +365,8 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
 
     so = dict(storage_options)
     client = dict(so.pop("client_options", None) or {})
+    if scheme_of(url) not in HTTP_SCHEMES:
+        move_client_keys(so, client)
     # whole milliseconds: obstore reads neither "1e-09s" nor "1e+30s", and a duration of 0
     # would time every request out at once (0 is "no limit", as for FsspecStore)
     client.setdefault("timeout", f"{duration_ms(opts.timeout)}ms")
@@ -433,7 +436,9 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         return factory(literal_path(url), client_options=client, retry_config=retry, **so)
     except ImportError:
         raise
-    except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
+    except BaseException as exc:  # noqa: BLE001 - obstore raises several types for bad config
+        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+            raise                                       # KeyboardInterrupt, SystemExit
         wrong = [k for k, v in so.items()
                  if not isinstance(v, (str, bool)) and k != "credential_provider"]
         if isinstance(exc, TypeError) and wrong:

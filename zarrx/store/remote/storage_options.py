@@ -13,7 +13,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
-           "checked_endpoint", "check_s3fs_strings", "unknown_key_hint"]
+           "checked_endpoint", "check_s3fs_strings", "unknown_key_hint", "move_client_keys"]
 
 #: storage options that s3fs and obstore take as dicts of settings
 DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
@@ -149,6 +149,33 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
         so["client_kwargs"] = ck
         so.setdefault("skip_instance_cache", True)
     return so
+
+
+#: obstore's HTTP client settings (its ``client_options``)
+CLIENT_KEYS = frozenset({
+    "allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type",
+    "default_headers", "http1_only", "http2_keep_alive_interval", "http2_keep_alive_timeout",
+    "http2_keep_alive_while_idle", "http2_only", "pool_idle_timeout", "pool_max_idle_per_host",
+    "proxy_url", "proxy_ca_certificate", "proxy_excludes", "root_certificate",
+    "randomize_addresses", "read_timeout", "timeout", "user_agent"})
+_PREFIXES = ("aws_", "google_", "azure_")
+
+
+def move_client_keys(so: dict, client: dict) -> None:
+    """Move the HTTP client settings given among an obstore store's own options
+    (``aws_allow_http``, ``timeout``: object_store's names, as its environment variables
+    ``AWS_ALLOW_HTTP``... give them) into its client options, where obstore takes them (it
+    would fail on them there); one given in ``client_options`` itself wins."""
+    for key in list(so):
+        if not isinstance(key, str):
+            continue
+        name = key.lower()
+        for prefix in _PREFIXES:
+            if name.startswith(prefix) and name[len(prefix):] in CLIENT_KEYS:
+                name = name[len(prefix):]
+        if name in CLIENT_KEYS:
+            value = so.pop(key)
+            client.setdefault(name, value)
 
 
 def checked_endpoint(owner: str, so: dict) -> Any:

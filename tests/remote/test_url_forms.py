@@ -1,0 +1,66 @@
+"""URL forms and storage_options shapes copied from the fsspec, obstore and zarr-python docs:
+each opens the data it names (on the loopback S3 server or local files), or fails with a
+ZarrError naming the URL and what to do."""
+from __future__ import annotations
+
+import os
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import StoreError
+
+
+def _tree(where, storage_options=None):
+    g = zarrx.open_group(where, mode="w", storage_options=storage_options)
+    g.create_array("a", shape=(6,), chunks=(2,), dtype="i4")[...] = np.arange(6)
+    return g
+
+
+@pytest.fixture
+def s3_tree(s3_server):
+    pytest.importorskip("obstore")
+    url = s3_server.url()
+    _tree(url, s3_server.options)
+    return url
+
+
+@pytest.mark.parametrize("prefix", ["aws_", "AWS_", ""])
+def test_obstore_client_keys_among_the_options(s3_server, s3_tree, prefix):
+    """object_store's client settings written as its S3 keys (``aws_allow_http``, as the
+    AWS_ALLOW_HTTP variable gives them) or bare (``timeout``) go to the client options;
+    obstore failed on them with a Rust panic (not an Exception, not a ZarrError)."""
+    so = {f"{prefix}endpoint" if prefix else "endpoint": s3_server.endpoint,
+          f"{prefix}allow_http": "true", f"{prefix}timeout": "20s",
+          "aws_access_key_id": s3_server.options["access_key_id"],
+          "aws_secret_access_key": s3_server.options["secret_access_key"],
+          "aws_region": s3_server.options["region"]}
+    z = zarrx.open_group(s3_tree, mode="r", storage_options=so)["a"]
+    assert z[...].tolist() == list(range(6))
+    assert pickle.loads(pickle.dumps(z))[...].tolist() == list(range(6))
+
+
+def test_a_client_option_given_twice_takes_client_options(s3_server, s3_tree):
+    so = {**s3_server.options, "timeout": "not a duration",
+          "client_options": {"timeout": "20s"}}
+    assert zarrx.open_array(s3_tree, path="a", mode="r",
+                            storage_options=so)[...].tolist() == list(range(6))
+
+
+def test_an_obstore_panic_is_a_store_error(monkeypatch):
+    """A configuration obstore panics on (a Rust panic, a BaseException) is a StoreError
+    naming the URL, not an exception no ``except Exception`` catches."""
+    obs = pytest.importorskip("obstore")
+
+    class PanicException(BaseException):
+        pass
+
+    def panics(*args, **kwargs):
+        raise PanicException("Expected config prefix to start with aws_")
+    monkeypatch.setattr(obs.store, "from_url", panics)
+    with pytest.raises(StoreError, match=r"ObjectStore\('s3://bucket/x'\): cannot configure the "
+                                         r"store: PanicException: Expected config prefix"):
+        zarrx.open_group("s3://bucket/x", mode="r", storage_options={"region": "eu-west-1"})
