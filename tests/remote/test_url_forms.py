@@ -64,3 +64,39 @@ def test_an_obstore_panic_is_a_store_error(monkeypatch):
     with pytest.raises(StoreError, match=r"ObjectStore\('s3://bucket/x'\): cannot configure the "
                                          r"store: PanicException: Expected config prefix"):
         zarrx.open_group("s3://bucket/x", mode="r", storage_options={"region": "eu-west-1"})
+
+
+@pytest.fixture
+def zipped(tmp_path):
+    pytest.importorskip("fsspec")
+    src = tmp_path / "src.zarr"
+    _tree(str(src))
+    path = tmp_path / "a b.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for root, _, files in os.walk(src):
+            for name in files:
+                zf.write(os.path.join(root, name), os.path.relpath(os.path.join(root, name), src))
+    return path
+
+
+@pytest.mark.parametrize("form", ["absolute", "relative", "home"])
+def test_a_chain_ending_at_a_local_path(zipped, monkeypatch, form):
+    """``zip::/data/a.zip`` (an fsspec chain whose last link is a path, as zarr-python and
+    fsspec open it) is ``zip::file:///data/a.zip``, not a local folder named ``zip::...``."""
+    monkeypatch.chdir(zipped.parent)
+    monkeypatch.setenv("HOME", str(zipped.parent))
+    last = {"absolute": str(zipped), "relative": zipped.name, "home": f"~/{zipped.name}"}[form]
+    g = zarrx.open_group(f"zip::{last}", mode="r")
+    assert g["a"][...].tolist() == list(range(6))
+    assert repr(g.store).endswith(f"::file://{zipped}', read_only=True)")
+    with pytest.raises(zarrx.ReadOnlyError):
+        zarrx.open_group(f"zip::{last}", mode="w")
+
+
+def test_a_path_with_double_colons_stays_a_path(tmp_path, monkeypatch):
+    """Only a chain whose first link is an fsspec protocol is one: ``a::b`` is a folder."""
+    pytest.importorskip("fsspec")
+    monkeypatch.chdir(tmp_path)
+    _tree("notaprotocol::b")
+    assert (tmp_path / "notaprotocol::b" / "zarr.json").is_file()
+    assert zarrx.open_group("notaprotocol::b", mode="r")["a"][...].tolist() == list(range(6))

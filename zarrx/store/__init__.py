@@ -14,7 +14,7 @@ from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, Stor
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.call_stores import opened
 from zarrx.store.counting import CountingStore
-from zarrx.store.inputs import file_url_path, one_slash_url
+from zarrx.store.inputs import file_url_path, local_chain, one_slash_url
 from zarrx.store.local import LocalStore
 from zarrx.store.memory import MemoryStore
 from zarrx.store.zarrpy import is_zarr_store, wrap_zarr_store
@@ -115,6 +115,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
             raise StoreError(f"{_what}: expected a str path, found bytes {path!r}")
         if (why := one_slash_url(path)) is not None:
             raise StoreError(f"{_what}: {why}")
+        path = local_chain(path) or path      # zip::/data/a.zip: zip::file:///data/a.zip
         local = file_url_path(path)
         if local is not None and not storage_options:
             path = local            # as fsspec's local filesystem reads it (file://~/a: home)

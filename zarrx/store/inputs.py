@@ -8,7 +8,8 @@ import re
 
 from zarrx.errors import StoreError
 
-__all__ = ["absolute_path", "file_url_path", "home_expanded", "check_key", "check_prefix", "key_problem",
+__all__ = ["absolute_path", "file_url_path", "local_chain", "home_expanded", "check_key",
+           "check_prefix", "key_problem",
            "check_path_key", "one_slash_url",
            "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
@@ -62,6 +63,28 @@ def file_url_path(text: str) -> str | None:
 # also what ``pathlib.Path("s3://bucket/a")`` makes of a URL) they would name a local folder
 _ONE_SLASH_URL = re.compile(r"(s3a?|gs|gcs|az|azure|abfss?|adl|https?):(?!//)/?(?=[^/])",
                             re.IGNORECASE)
+
+
+#: the first link of an fsspec chain (``zip::``, ``simplecache::``, ``tar::``)
+_CHAIN_HEAD = re.compile(r"([a-zA-Z][\w+.-]*)::")
+
+
+def local_chain(path: str) -> str | None:
+    """An fsspec chain ending at a local path (``zip::/data/a.zip``, ``tar::data.tar``),
+    written as the URL it means (``zip::file:///data/a.zip``, the path made absolute and a
+    leading ``~`` taken for the home directory, as fsspec reads it); None for anything else
+    (a path or URL whose first ``::`` follows no fsspec protocol stays a path)."""
+    m = _CHAIN_HEAD.match(path)
+    if m is None or "://" in path:
+        return None
+    try:
+        import fsspec
+    except ImportError:
+        return None
+    if m.group(1).lower() not in fsspec.available_protocols():
+        return None
+    head, _, last = path.rpartition("::")
+    return f"{head}::file://{os.path.abspath(os.path.expanduser(last))}"
 
 
 def one_slash_url(path: str) -> str | None:
