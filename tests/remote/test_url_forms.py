@@ -100,3 +100,19 @@ def test_a_path_with_double_colons_stays_a_path(tmp_path, monkeypatch):
     _tree("notaprotocol::b")
     assert (tmp_path / "notaprotocol::b" / "zarr.json").is_file()
     assert zarrx.open_group("notaprotocol::b", mode="r")["a"][...].tolist() == list(range(6))
+
+
+def test_a_dir_chain_is_rooted_at_its_url(tmp_path):
+    """``dir::file:///data/x.zarr`` is a DirFileSystem rooted at ``/data/x.zarr`` with the
+    store at its root (fsspec hands back the same path again, which read
+    ``/data/x.zarr/data/x.zarr``: no group); a ``path`` given for it roots it there."""
+    pytest.importorskip("fsspec")
+    where = tmp_path / "x.zarr"
+    _tree(str(where))
+    assert zarrx.open_group(f"dir::file://{where}", mode="r")["a"][...].tolist() == [0, 1, 2,
+                                                                                   3, 4, 5]
+    z = zarrx.open_array(f"dir::file://{where}", path="a", mode="r")
+    assert pickle.loads(pickle.dumps(z))[...].tolist() == list(range(6))
+    g = zarrx.open_group(f"dir::file://{where}", mode="r",
+                         storage_options={"dir": {"path": str(tmp_path)}})
+    assert g["a"][...].tolist() == list(range(6))

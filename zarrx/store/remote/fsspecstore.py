@@ -68,6 +68,18 @@ def _url_to_fs(fsspec: Any, url: str, options: dict[str, Any]) -> tuple[Any, str
     return cls(**{**cls._get_kwargs_from_urls(url), **options}), cls._strip_protocol(url)
 
 
+def _inside_dir(fs: Any, root: str) -> str:
+    """The root of a ``dir::`` chain (``dir::file:///data/x.zarr``) inside its
+    ``DirFileSystem``: fsspec roots that filesystem at the URL's path and hands back the same
+    path, which it would then read below itself (``/data/x.zarr/data/x.zarr``)."""
+    if type(fs).__name__ != "DirFileSystem" or not isinstance(getattr(fs, "path", None), str):
+        return root
+    base = fs.path.rstrip("/")
+    if root.rstrip("/") == base:
+        return ""
+    return root[len(base) + 1:] if root.startswith(base + "/") else root
+
+
 class FsspecStore(DirListing, RemoteStore):
     """A store below ``path`` of an fsspec filesystem.
 
@@ -108,6 +120,7 @@ class FsspecStore(DirListing, RemoteStore):
                 raise StoreError(f"FsspecStore({redact(fs)!r}): {opening_failure(so, exc)}"
                                  ) from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
+            root = _inside_dir(self.fs, root)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):
