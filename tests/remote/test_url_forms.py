@@ -116,3 +116,10 @@ def test_a_dir_chain_is_rooted_at_its_url(tmp_path):
     g = zarrx.open_group(f"dir::file://{where}", mode="r",
                          storage_options={"dir": {"path": str(tmp_path)}})
     assert g["a"][...].tolist() == list(range(6))
+
+
+def test_a_dir_chain_writes_a_new_folder(tmp_path):
+    pytest.importorskip("fsspec")
+    where = tmp_path / "new.zarr"
+    _tree(f"dir::file://{where}")
+    assert zarrx.open_array(str(where), path="a", mode="r")[...].tolist() == list(range(6))

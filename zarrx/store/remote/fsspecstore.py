@@ -364,7 +364,9 @@ class FsspecStore(DirListing, RemoteStore):
                 if self.is_s3 else {}
             await self.fs._pipe_file(path, upload_body(data), **kw2)
         else:
-            parent = path.rsplit("/", 1)[0] if "/" in path else ""
+            # a DirFileSystem's own root (dir::file:///new.zarr) is a folder to make too
+            parent = path.rsplit("/", 1)[0] if "/" in path else \
+                ("" if type(self.fs).__name__ != "DirFileSystem" else ".")
 
             def write() -> None:
                 if parent:
