@@ -3,8 +3,10 @@ one on a thread of its own, uploads as ``bytes``, and a file's version from its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -14,7 +16,7 @@ from typing import Any, TypeVar
 from zarrx import _fork
 from zarrx.store.remote.common import listed_too_many
 
-__all__ = ["blocking", "upload_body", "sizeless", "file_version", "find_within",
+__all__ = ["forget_cached", "inside_dir", "blocking", "upload_body", "sizeless", "file_version", "find_within",
            "afind_within", "sized_info", "is_async", "read_only_fs", "lost_writes",
            "zip_names_as_keys"]
 
@@ -137,7 +139,9 @@ def find_within(fs: Any, path: str, most: int) -> list[str]:
 async def afind_within(fs: Any, path: str, most: int) -> list[str]:
     """:func:`find_within` for an asynchronous filesystem (``fs._find``)."""
     from fsspec.asyn import AsyncFileSystem
-    own = type(fs)._find
+    # the class's, or what the filesystem hands it to: a caching filesystem
+    # (simplecache::s3://...) has none of its own and passes it to its target's
+    own = getattr(fs._find, "__func__", fs._find)
     if _gcs_paged(fs):
         items, _ = await fs._do_list_objects(path, max_results=most + 1, delimiter="")
         _counted(len(items), most)
@@ -231,3 +235,35 @@ def sized_info(fs: Any, path: str, info: dict) -> dict:
     except Exception:  # noqa: BLE001 - a lazily loaded reference set that cannot say
         return info
     return {**info, "size": None} if isinstance(ref, (str, bytes)) else info
+
+
+def inside_dir(fs: Any, root: str) -> str:
+    """The root of a ``dir::`` chain (``dir::file:///data/x.zarr``) inside its
+    ``DirFileSystem``: fsspec roots that filesystem at the URL's path and hands back the same
+    path, which it would then read below itself (``/data/x.zarr/data/x.zarr``)."""
+    if type(fs).__name__ != "DirFileSystem" or not isinstance(getattr(fs, "path", None), str):
+        return root
+    base = fs.path.rstrip("/")
+    if root.rstrip("/") == base:
+        return ""
+    return root[len(base) + 1:] if root.startswith(base + "/") else root
+
+
+#: fsspec's caching filesystems (simplecache::, filecache::, blockcache::)
+_CACHING = ("SimpleCacheFileSystem", "WholeFileCacheFileSystem", "CachingFileSystem")
+
+
+def forget_cached(fs: Any, path: str) -> None:
+    """Drop the cached copy of ``path``, just written or deleted, from a caching filesystem
+    (``simplecache::s3://...``): it would serve the old bytes to later reads (a chunk
+    updated in part twice lost the first update)."""
+    name = type(fs).__name__
+    if name not in _CACHING:
+        return
+    if name == "SimpleCacheFileSystem":            # no metadata: the file named by the path
+        fn = fs._check_file(path)
+        if fn:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(fn)
+    else:
+        fs.pop_from_cache(path)

@@ -32,8 +32,9 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, delete_failure, first_line
 from zarrx.store.remote.dir_listing import Children, DirListing, s3_children
 from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
-                                             is_async, lost_writes, read_only_fs, sized_info, sizeless,
-                                             upload_body, zip_names_as_keys)
+                                             forget_cached, inside_dir, is_async, lost_writes,
+                                             read_only_fs, sized_info, sizeless, upload_body,
+                                             zip_names_as_keys)
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
@@ -66,18 +67,6 @@ def _url_to_fs(fsspec: Any, url: str, options: dict[str, Any]) -> tuple[Any, str
         return fsspec.core.url_to_fs(url, **options)
     cls = fsspec.get_filesystem_class(fsspec.core.split_protocol(url)[0] or "file")
     return cls(**{**cls._get_kwargs_from_urls(url), **options}), cls._strip_protocol(url)
-
-
-def _inside_dir(fs: Any, root: str) -> str:
-    """The root of a ``dir::`` chain (``dir::file:///data/x.zarr``) inside its
-    ``DirFileSystem``: fsspec roots that filesystem at the URL's path and hands back the same
-    path, which it would then read below itself (``/data/x.zarr/data/x.zarr``)."""
-    if type(fs).__name__ != "DirFileSystem" or not isinstance(getattr(fs, "path", None), str):
-        return root
-    base = fs.path.rstrip("/")
-    if root.rstrip("/") == base:
-        return ""
-    return root[len(base) + 1:] if root.startswith(base + "/") else root
 
 
 class FsspecStore(DirListing, RemoteStore):
@@ -120,7 +109,7 @@ class FsspecStore(DirListing, RemoteStore):
                 raise StoreError(f"FsspecStore({redact(fs)!r}): {opening_failure(so, exc)}"
                                  ) from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
-            root = _inside_dir(self.fs, root)
+            root = inside_dir(self.fs, root)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):
@@ -363,6 +352,7 @@ class FsspecStore(DirListing, RemoteStore):
                    "max_concurrency": min(opts.in_flight, UPLOAD_PARTS_IN_FLIGHT)} \
                 if self.is_s3 else {}
             await self.fs._pipe_file(path, upload_body(data), **kw2)
+            forget_cached(self.fs, path)
         else:
             # a DirFileSystem's own root (dir::file:///new.zarr) is a folder to make too
             parent = path.rsplit("/", 1)[0] if "/" in path else \
@@ -372,6 +362,7 @@ class FsspecStore(DirListing, RemoteStore):
                 if parent:
                     self.fs.makedirs(parent, exist_ok=True)
                 self.fs.pipe_file(path, upload_body(data))
+                forget_cached(self.fs, path)
 
             await self._blocking(write)
         return None
@@ -404,9 +395,11 @@ class FsspecStore(DirListing, RemoteStore):
                         pass
             for p in paths:
                 self.fs.invalidate_cache(p)
+                forget_cached(self.fs, p)
             return
         def remove() -> None:
             for p in paths:
+                forget_cached(self.fs, p)
                 try:
                     self.fs.rm_file(p)
                 except FileNotFoundError:
