@@ -153,3 +153,18 @@ def test_writing_through_a_cached_url(s3_server, tmp_path, kind):
     assert pickle.loads(pickle.dumps(z))[...].tolist() == [1, 2, 3, 0]
     zarrx.open_group(f"{kind}::{url}", mode="w", storage_options=so)     # clears the tree
     assert "a" not in zarrx.open_group(url, mode="r", storage_options=s3_server.fsspec_options)
+
+
+def test_a_cached_url_after_another_library_opened_it(s3_server):
+    """The s3 filesystem of ``simplecache::s3://...`` is zarrx's own, configured as for
+    ``s3://...``: fsspec handed over the instance zarr-python had made for the same options
+    on its own event loop, and every read failed (HTTPClientError, after 5 attempts)."""
+    pytest.importorskip("s3fs")
+    zarr = pytest.importorskip("zarr")
+    url = s3_server.url()
+    _tree(url, s3_server.options)
+    so = {"s3": s3_server.fsspec_options}
+    assert zarr.open_group(f"simplecache::{url}", mode="r", storage_options=so)["a"][1] == 1
+    g = zarrx.open_group(f"simplecache::{url}", mode="r", storage_options=so)
+    assert g["a"][...].tolist() == list(range(6))
+    assert g.store.fs.fs.retries == 1                # one attempt per call: zarrx retries

@@ -110,8 +110,9 @@ class FsspecStore(DirListing, RemoteStore):
                                  ) from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
             root = inside_dir(self.fs, root)
-            if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
-                self.fs.retries = 1                  # one attempt per call: zarrx retries
+            for s3 in (self.fs, getattr(self.fs, "fs", None)):   # simplecache::s3: its target
+                if type(s3).__name__ == "S3FileSystem" and hasattr(s3, "retries"):
+                    s3.retries = 1                   # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):
             if self._storage_options:
                 raise StoreError("FsspecStore: storage_options apply to URLs only; configure "

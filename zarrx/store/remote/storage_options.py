@@ -9,7 +9,7 @@ from typing import Any
 
 from zarrx.errors import ArgumentTypeError, StoreError
 from zarrx.store.remote.options import RemoteOptions
-from zarrx.store.remote.urls import endpoint_problem, redact, require
+from zarrx.store.remote.urls import endpoint_problem, redact, require, scheme_of, split_chain
 
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
@@ -114,6 +114,13 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
     for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed)."""
     so = dict(storage_options)
     check_dict_options(f"FsspecStore({redact(url)!r})", so)
+    for link in split_chain(url)[1:]:
+        # a chain's inner filesystem (the s3 of simplecache::s3://...) takes the options
+        # given under its protocol's name, and gets zarrx's as it would alone: its own
+        # instance (fsspec would share one another library made on its own event loop)
+        inner = scheme_of(link)
+        if inner in ("s3", "s3a", "http", "https") and isinstance(so.get(inner, {}), dict):
+            so[inner] = fsspec_options(link, so.get(inner) or {}, opts)
     scheme = url.split("://", 1)[0]
     if scheme in ("s3", "s3a"):
         require("s3fs", "s3fs", f"FsspecStore({redact(url)!r})", "s3")
