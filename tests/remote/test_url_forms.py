@@ -155,6 +155,7 @@ def test_writing_through_a_cached_url(s3_server, tmp_path, kind):
     assert "a" not in zarrx.open_group(url, mode="r", storage_options=s3_server.fsspec_options)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")       # zarr-python's, on caching filesystems
 def test_a_cached_url_after_another_library_opened_it(s3_server):
     """The s3 filesystem of ``simplecache::s3://...`` is zarrx's own, configured as for
     ``s3://...``: fsspec handed over the instance zarr-python had made for the same options
@@ -168,3 +169,26 @@ def test_a_cached_url_after_another_library_opened_it(s3_server):
     g = zarrx.open_group(f"simplecache::{url}", mode="r", storage_options=so)
     assert g["a"][...].tolist() == list(range(6))
     assert g.store.fs.fs.retries == 1                # one attempt per call: zarrx retries
+
+
+def test_options_a_caching_filesystem_would_ignore(s3_server, tmp_path):
+    """The options of ``s3://`` given flat with ``simplecache::s3://...`` went to the caching
+    filesystem, which ignores them (the read then failed for want of credentials, as in
+    zarr-python): a StoreError naming them and where they go."""
+    pytest.importorskip("s3fs")
+    url = s3_server.url()
+    _tree(url, s3_server.options)
+    with pytest.raises(StoreError) as info:
+        zarrx.open_group(f"simplecache::{url}", mode="r",
+                         storage_options=s3_server.fsspec_options)
+    secret = s3_server.fsspec_options["secret"]
+    assert secret not in str(info.value)
+    assert str(info.value) == (
+        f"FsspecStore('simplecache::{url}'): storage_options client_kwargs, endpoint_url, key, "
+        "secret: not options of SimpleCacheFileSystem (simplecache::), which would ignore "
+        "them; options of the filesystem it caches go under its protocol: "
+        "storage_options={'s3': {...}}, as fsspec takes them")
+    so = {"s3": s3_server.fsspec_options, "cache_storage": str(tmp_path / "c"),
+          "filecache": {"expiry_time": 60}}
+    g = zarrx.open_group(f"filecache::{url}", mode="r", storage_options=so)
+    assert g["a"][...].tolist() == list(range(6))

@@ -44,7 +44,8 @@ from zarrx.store.remote.references import (opening_failure, reference_options, s
 from zarrx.store.remote.lost_answers import WRITE_TAG
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.s3fs_listing import s3_find
-from zarrx.store.remote.storage_options import check_known_options, fsspec_options
+from zarrx.store.remote.storage_options import (check_chain_options, check_known_options,
+                                                fsspec_options)
 from zarrx.store.remote.urls import HTTP_SCHEMES, WEB_READ_ONLY, bucket_problem, redact, \
     require, scheme_of, split_chain
 
@@ -109,6 +110,7 @@ class FsspecStore(DirListing, RemoteStore):
                 raise StoreError(f"FsspecStore({redact(fs)!r}): {opening_failure(so, exc)}"
                                  ) from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
+            check_chain_options(fs, self.fs, self._storage_options)
             root = inside_dir(self.fs, root)
             for s3 in (self.fs, getattr(self.fs, "fs", None)):   # simplecache::s3: its target
                 if type(s3).__name__ == "S3FileSystem" and hasattr(s3, "retries"):

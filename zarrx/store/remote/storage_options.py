@@ -13,7 +13,8 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require, scheme_of
 
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
-           "checked_endpoint", "check_s3fs_strings", "unknown_key_hint", "move_client_keys"]
+           "checked_endpoint", "check_s3fs_strings", "unknown_key_hint", "move_client_keys",
+           "check_chain_options"]
 
 #: storage options that s3fs and obstore take as dicts of settings
 DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
@@ -95,6 +96,31 @@ def check_known_options(url: str, fs_class: str, so: dict) -> None:
         raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {', '.join(unknown)}: "
                          f"not options of {fs_class}, which would ignore them; it takes "
                          f"{', '.join(sorted(own | _CACHE_OPTIONS))}")
+
+
+#: fsspec's caching filesystems, which take any keyword and ignore those they do not know
+_CACHING = ("SimpleCacheFileSystem", "WholeFileCacheFileSystem", "CachingFileSystem")
+
+
+def check_chain_options(url: str, fs: Any, so: dict) -> None:
+    """The storage options of a chain opening with a caching filesystem
+    (``simplecache::s3://...``) that it would ignore (a StoreError naming them): the
+    options of the filesystem it caches go under that filesystem's protocol."""
+    if type(fs).__name__ not in _CACHING:
+        return
+    import inspect
+    own = set(_CACHE_OPTIONS) | {"asynchronous", "loop"}
+    for cls in type(fs).__mro__:
+        if "__init__" in vars(cls):
+            own |= set(inspect.signature(cls.__init__).parameters) - {"self"}
+    links = [scheme_of(link) or link for link in split_chain(url)]
+    if unknown := sorted(str(k) for k in so if k not in own and k not in links):
+        inner = next((p for p in links[1:] if p and p != "file"), "the inner filesystem")
+        raise StoreError(f"FsspecStore({redact(url)!r}): storage_options "
+                         f"{', '.join(unknown)}: not options of {type(fs).__name__} "
+                         f"({links[0]}::), which would ignore them; options of the filesystem "
+                         f"it caches go under its protocol: storage_options={{{inner!r}: "
+                         f"{{...}}}}, as fsspec takes them")
 
 
 def without_values(text: str, *configs: dict) -> str:
