@@ -192,3 +192,27 @@ def test_options_a_caching_filesystem_would_ignore(s3_server, tmp_path):
           "filecache": {"expiry_time": 60}}
     g = zarrx.open_group(f"filecache::{url}", mode="r", storage_options=so)
     assert g["a"][...].tolist() == list(range(6))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("shape", ["remote_options", "fs"])
+def test_references_to_s3_after_another_library_opened_it(s3_server, shape):
+    """``reference://`` with targets on S3 (``remote_protocol="s3"`` and ``remote_options``,
+    or ``fs={"s3": ...}``) reads them through zarrx's own s3 filesystem: fsspec handed over
+    the one zarr-python had made for the same options on its event loop, and reads failed."""
+    pytest.importorskip("s3fs")
+    zarr = pytest.importorskip("zarr")
+    url = s3_server.url()
+    _tree(url, s3_server.options)
+    opts = s3_server.fsspec_options
+    # zarr-python's s3 filesystem of a chain is made with these very options
+    assert zarr.open_group(f"simplecache::{url}", mode="r",
+                           storage_options={"s3": opts})["a"][1] == 1
+    s3 = zarrx.open_group(url, mode="r", storage_options=s3_server.options).store
+    refs = {"version": 1, "refs": {
+        k: s3.get(k).decode() if k.endswith("zarr.json") else [f"{url}/{k}"]
+        for k in s3.list_prefix("")}}
+    so = {"fo": refs, "remote_protocol": "s3", "remote_options": opts} \
+        if shape == "remote_options" else {"fo": refs, "fs": {"s3": opts}}
+    g = zarrx.open_group("reference://", mode="r", storage_options=so)
+    assert g["a"][...].tolist() == list(range(6))

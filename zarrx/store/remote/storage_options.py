@@ -133,6 +133,10 @@ def without_values(text: str, *configs: dict) -> str:
     return text
 
 
+#: the protocols whose filesystems get zarrx's options inside a chain or a reference set
+_INNER = ("s3", "s3a", "http", "https")
+
+
 def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict:
     """The keyword arguments of the fsspec filesystem for ``url``, checked: for s3fs, zarrx's
     timeouts, one attempt per request (zarrx retries), a connection per request in flight and
@@ -145,9 +149,18 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
         # given under its protocol's name, and gets zarrx's as it would alone: its own
         # instance (fsspec would share one another library made on its own event loop)
         inner = scheme_of(link)
-        if inner in ("s3", "s3a", "http", "https") and isinstance(so.get(inner, {}), dict):
+        if inner in _INNER and isinstance(so.get(inner, {}), dict):
             so[inner] = fsspec_options(link, so.get(inner) or {}, opts)
     scheme = url.split("://", 1)[0]
+    if scheme == "reference":
+        # the filesystems of the references' targets, as the inner one of a chain
+        remote, fss = so.get("remote_protocol"), so.get("fs")
+        if remote in _INNER and isinstance(so.get("remote_options", {}), dict):
+            so["remote_options"] = fsspec_options(f"{remote}://", so.get("remote_options")
+                                                  or {}, opts)
+        if isinstance(fss, dict):
+            so["fs"] = {k: fsspec_options(f"{k}://", v, opts)
+                        if k in _INNER and isinstance(v, dict) else v for k, v in fss.items()}
     if scheme in ("s3", "s3a"):
         require("s3fs", "s3fs", f"FsspecStore({redact(url)!r})", "s3")
         check_s3fs_endpoints(url, so)
