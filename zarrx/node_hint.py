@@ -34,7 +34,7 @@ def missing_at(store: Store, path: str) -> str:
             return (f"{where} ({root!r} is a file, not a directory: Zarr data is a directory, "
                     f"or a zip archive whose name ends in .zip)")
         if not os.path.lexists(root):
-            return f"{where} (no such directory: {root!r})"
+            return f"{where} (no such directory: {root!r}{_home(root)})"
     if path:
         return where
     try:
@@ -55,3 +55,15 @@ def missing_at(store: Store, path: str) -> str:
     kind = "array" if isinstance(meta, ArrayMeta) else "group"
     return (f"{where} (its root holds no node document, but its top folder {folder!r} holds a "
             f"Zarr v{meta.zarr_format} {kind}: open that with path={folder!r})")
+
+
+def _home(root: str) -> str:
+    """For a folder named by a path that began with ``~`` (``~/data.zarr``, taken as written,
+    as zarr-python takes it): the folder in the home directory it may have meant, when that
+    exists; ``""`` otherwise."""
+    head, sep, tail = root.partition(os.sep + "~")
+    meant = os.path.expanduser("~" + tail) if sep else ""
+    if not meant.startswith("~") and meant and os.path.isdir(meant):
+        return (f"; a path starting with '~' is taken as written, not as the home directory: "
+                f"did you mean {meant!r}? (os.path.expanduser)")
+    return ""

@@ -216,3 +216,18 @@ def test_references_to_s3_after_another_library_opened_it(s3_server, shape):
         if shape == "remote_options" else {"fo": refs, "fs": {"s3": opts}}
     g = zarrx.open_group("reference://", mode="r", storage_options=so)
     assert g["a"][...].tolist() == list(range(6))
+
+
+def test_a_path_starting_with_a_tilde_names_the_home_folder_meant(tmp_path, monkeypatch):
+    """``~/x.zarr`` is taken as written (as zarr-python takes it: a folder named ``~``), and
+    the error of a missing node says which folder in the home directory was likely meant."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    _tree(str(tmp_path / "home" / "x.zarr"))
+    with pytest.raises(zarrx.errors.GroupNotFoundError) as info:
+        zarrx.open_group("~/x.zarr", mode="r")
+    assert str(info.value).endswith(
+        f"(no such directory: '{tmp_path}/~/x.zarr'; a path starting with '~' is taken as "
+        f"written, not as the home directory: did you mean '{tmp_path}/home/x.zarr'? "
+        f"(os.path.expanduser))")
+    assert not (tmp_path / "~").exists()
