@@ -77,3 +77,51 @@ def test_a_shard_of_many_parts_is_written_with_no_call_per_part(tmp_path):
     per_part = calls_made(lambda: store.set("c/0", value)) / len(parts)
     assert per_part < 0.1, f"{per_part:.2f} calls per part"     # (before: 2)
     assert store.get("c/0") == b"".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_short_writes_leave_the_file_whole(tmp_path, monkeypatch, seed):
+    """``writev`` and ``write`` may write less than they are given (a signal, a full pipe):
+    the rest is written, in order, and no call takes an empty part, more than ``_IOV_MAX``
+    parts or more than ``WRITE_PIECE`` bytes, whatever the parts' sizes around those limits."""
+    rng = np.random.default_rng(seed)
+    W, most = localio.WRITE_PIECE, localio._IOV_MAX
+    pool = [1, 2, 4096, W // 2, W - 1, W, W + 1]
+    # about _IOV_MAX parts not empty (all small for even seeds: one writev's worth, give or
+    # take one), and empty ones among them
+    sizes = [int(x) for x in rng.choice(pool, size=most - 1 + seed % 3, p=[.5, .3, .2, 0, 0, 0, 0]
+                                        if seed % 2 == 0 else [.4, .3, .2, .04, .02, .02, .02])]
+    for _ in range(int(rng.integers(0, 50))):
+        sizes.insert(int(rng.integers(0, len(sizes) + 1)), 0)
+    parts = _parts(sizes)
+    writev, write = os.writev, os.write
+    bad: list[str] = []
+
+    def short(n: int) -> int:
+        return int(rng.integers(1, n)) if n > 1 and rng.random() < 0.4 else n
+
+    def part_writev(fd, bufs):
+        views = [memoryview(b) for b in bufs]
+        total = sum(v.nbytes for v in views)
+        if not 0 < len(views) <= most or total > W or not all(v.nbytes for v in views):
+            bad.append(f"writev of {len(views)} parts, {total} bytes")
+        return write(fd, b"".join(views)[:short(total)])
+
+    def part_write(fd, buf):
+        view = memoryview(buf)
+        if not 0 < view.nbytes <= W:
+            bad.append(f"write of {view.nbytes} bytes")
+        return write(fd, view[:short(view.nbytes)])
+
+    monkeypatch.setattr(os, "writev", part_writev)
+    monkeypatch.setattr(os, "write", part_write)
+    path = tmp_path / "f"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        localio.write_all(fd, Pieces(parts))
+    finally:
+        os.close(fd)
+    monkeypatch.setattr(os, "writev", writev)
+    monkeypatch.setattr(os, "write", write)
+    assert bad == []
+    assert path.read_bytes() == b"".join(parts)
