@@ -13,6 +13,7 @@ from typing import Any
 from zarrx.store.remote.common import Failure, first_line, retry_after_seconds, status_kind
 from zarrx.store.remote.references import bad_part, malformed_reference, unknown_protocol
 from zarrx.store.remote.storage_options import without_values
+from zarrx.store.remote.urls import redact_urls
 
 __all__ = ["failure_of"]
 
@@ -28,8 +29,12 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
     if status is not None:
         if status == 412 or code == "PreconditionFailed":
             return Failure("precondition", 412, code)
+        if not code and type(exc) is ValueError and _raised_in(exc, "gcsfs.retry"):
+            code = first_line(exc)      # gcsfs's advice (a requester-pays bucket's 400)
         return Failure(status_kind(status, code), status, code,
                        retry_after_seconds(_header(headers, "retry-after")))
+    if (answer := _gcsfs_answer(exc)) is not None:
+        return answer
     if isinstance(exc, (ValueError, RuntimeError, KeyError, TypeError)) \
             and _raised_in(exc, "botocore.parsers"):
         # botocore reading an answer it cannot parse (a Last-Modified that is no date, a
@@ -154,11 +159,35 @@ def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
         st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
         if type(cur).__name__ == "HttpError" and type(cur).__module__.startswith("gcsfs"):
             st = getattr(cur, "code", None)           # gcsfs's answer of a status it names
+            if isinstance(st, str) and st.isdigit():
+                st = int(st)                          # (the server's body named it as text)
         if isinstance(st, int) and 100 <= st < 600:
             return st, "", getattr(cur, "headers", None)
         cur = cur.__cause__ or cur.__context__
         seen += 1
     return None, "", None
+
+
+def _gcsfs_answer(exc: BaseException) -> Failure | None:
+    """A GCS error answer gcsfs raises as an exception keeping no status (its
+    ``validate_response``): a 403 as ``OSError("Forbidden: ...")``, a 502 as requests'
+    ``ProxyError``, a 400 whose message says "invalid" as ``ValueError("Bad Request: ...")``,
+    an answer whose body names a code that is no status as an ``HttpError`` of that code."""
+    name = type(exc).__name__
+    if name == "HttpError" and type(exc).__module__.startswith("gcsfs"):
+        return Failure("bad_response", None, f"the server's error answer names no status "
+                       f"(gcsfs: {redact_urls(first_line(exc))!r})")
+    if not _raised_in(exc, "gcsfs.retry"):
+        return None
+    text = str(exc)
+    if type(exc) is OSError and text.startswith("Forbidden: "):
+        return Failure("access", 403)
+    if name == "ProxyError" and type(exc).__module__.startswith("requests"):
+        return Failure("server", 502)
+    if type(exc) is ValueError and text.startswith("Bad Request: "):
+        said = text.partition("\n")[2].strip()
+        return Failure("other", 400, redact_urls(said.splitlines()[0]) if said else "")
+    return None
 
 
 def _header(headers: Any, name: str) -> str | None:
