@@ -66,13 +66,17 @@ class _Answering(http.server.BaseHTTPRequestHandler):
 #: answers gcsfs raises as exceptions keeping no status (a 403 as an OSError, a 502 as
 #: requests' ProxyError, a 400 saying "invalid" as a ValueError), or naming a code that is no
 #: status: before, a RemoteError "other (OSError)", "other (ProxyError)" (not retried), and
-#: gcsfs's own ValueError and HttpError, no ZarrError
+#: gcsfs's own ValueError and HttpError, no ZarrError; a 400's message (before: "HTTP 400")
 ANSWERS = {
     "403": (403, {"code": 403, "message": "no access"}, RemoteAccessError, "HTTP 403"),
     "502": (502, {"code": 502, "message": "bad gateway"}, RemoteServerError,
             "HTTP 502 after 2 attempts"),
     "400-invalid": (400, {"code": 400, "message": "invalid pageToken"}, RemoteError,
                     "HTTP 400 (invalid pageToken)"),
+    "400-requester-pays": (400, {"code": 400, "message": "Bucket is a requester pays bucket but "
+                                 "no user project provided."}, RemoteError,
+                           "HTTP 400 (Bucket is a requester pays bucket but no user project "
+                           "provided.)"),
     "text-code": (503, {"code": "SlowDown", "message": "wait"}, RemoteError,
                   "the server's error answer names no status (gcsfs: 'wait, SlowDown')"),
     "digits-code": (503, {"code": "503", "message": "wait"}, RemoteServerError,

@@ -29,10 +29,13 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
     if status is not None:
         if status == 412 or code == "PreconditionFailed":
             return Failure("precondition", 412, code)
-        if not code and type(exc) is ValueError and _raised_in(exc, "gcsfs.retry"):
-            code = first_line(exc)      # gcsfs's advice (a requester-pays bucket's 400)
-        return Failure(status_kind(status, code), status, code,
-                       retry_after_seconds(_header(headers, "retry-after")))
+        kind = status_kind(status, code)
+        if not code and kind == "other":
+            # a GCS answer (400, 409, ...) whose message alone says why: gcsfs's advice for a
+            # requester-pays bucket's 400, or the server's message
+            code = first_line(exc) if type(exc) is ValueError and _raised_in(
+                exc, "gcsfs.retry") else _gcs_message(exc, status, storage_options)
+        return Failure(kind, status, code, retry_after_seconds(_header(headers, "retry-after")))
     if (answer := _gcsfs_answer(exc)) is not None:
         return answer
     if isinstance(exc, (ValueError, RuntimeError, KeyError, TypeError)) \
@@ -166,6 +169,15 @@ def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
         cur = cur.__cause__ or cur.__context__
         seen += 1
     return None, "", None
+
+
+def _gcs_message(exc: BaseException, status: int, storage_options: dict) -> str:
+    """The message of gcsfs's ``HttpError`` in ``exc`` (without the ``, <status>`` gcsfs
+    adds), or ``""``."""
+    if type(exc).__name__ != "HttpError" or not type(exc).__module__.startswith("gcsfs"):
+        return ""
+    text = first_line(exc).removesuffix(f", {status}")
+    return without_values(redact_urls(text), _secrets(storage_options))
 
 
 def _gcsfs_answer(exc: BaseException) -> Failure | None:
