@@ -64,9 +64,10 @@ class _Answering(http.server.BaseHTTPRequestHandler):
 
 
 #: answers gcsfs raises as exceptions keeping no status (a 403 as an OSError, a 502 as
-#: requests' ProxyError, a 400 saying "invalid" as a ValueError), or naming a code that is no
-#: status: before, a RemoteError "other (OSError)", "other (ProxyError)" (not retried), and
-#: gcsfs's own ValueError and HttpError, no ZarrError; a 400's message (before: "HTTP 400")
+#: requests' ProxyError, a 400 saying "invalid" as a ValueError), or with the code the body
+#: names (no status, or another): before, a RemoteError "other (OSError)", "other
+#: (ProxyError)" (not retried), gcsfs's own ValueError and HttpError (no ZarrError), a 503
+#: named 500 by its body an HTTP 500; a 400's message (before: "HTTP 400")
 ANSWERS = {
     "403": (403, {"code": 403, "message": "no access"}, RemoteAccessError, "HTTP 403"),
     "502": (502, {"code": 502, "message": "bad gateway"}, RemoteServerError,
@@ -77,8 +78,10 @@ ANSWERS = {
                                  "no user project provided."}, RemoteError,
                            "HTTP 400 (Bucket is a requester pays bucket but no user project "
                            "provided.)"),
-    "text-code": (503, {"code": "SlowDown", "message": "wait"}, RemoteError,
-                  "the server's error answer names no status (gcsfs: 'wait, SlowDown')"),
+    "text-code": (503, {"code": "SlowDown", "message": "wait"}, RemoteServerError,
+                  "HTTP 503 after 2 attempts"),
+    "other-code": (503, {"code": 500, "message": "wait"}, RemoteServerError,
+                   "HTTP 503 after 2 attempts"),
     "digits-code": (503, {"code": "503", "message": "wait"}, RemoteServerError,
                     "HTTP 503 after 2 attempts"),
 }

@@ -25,19 +25,19 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
         return _unreachable(exc, fs, storage_options)
     if (malformed := malformed_reference(exc, fs)) is not None:
         return malformed
+    if (answer := _gcs_answer(exc)) is not None:
+        status, said = answer
+        kind = status_kind(status, "")
+        # a 4xx without a meaning of its own (400, 409, ...): the server's message says why
+        said = without_values(redact_urls(said), _secrets(storage_options))
+        return Failure("precondition", 412) if status == 412 else \
+            Failure(kind, status, said if kind == "other" else "")
     status, code, headers = _response_of(exc)
     if status is not None:
         if status == 412 or code == "PreconditionFailed":
             return Failure("precondition", 412, code)
-        kind = status_kind(status, code)
-        if not code and kind == "other":
-            # a GCS answer (400, 409, ...) whose message alone says why: gcsfs's advice for a
-            # requester-pays bucket's 400, or the server's message
-            code = first_line(exc) if type(exc) is ValueError and _raised_in(
-                exc, "gcsfs.retry") else _gcs_message(exc, status, storage_options)
-        return Failure(kind, status, code, retry_after_seconds(_header(headers, "retry-after")))
-    if (answer := _gcsfs_answer(exc)) is not None:
-        return answer
+        return Failure(status_kind(status, code), status, code,
+                       retry_after_seconds(_header(headers, "retry-after")))
     if isinstance(exc, (ValueError, RuntimeError, KeyError, TypeError)) \
             and _raised_in(exc, "botocore.parsers"):
         # botocore reading an answer it cannot parse (a Last-Modified that is no date, a
@@ -162,8 +162,6 @@ def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
         st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
         if type(cur).__name__ == "HttpError" and type(cur).__module__.startswith("gcsfs"):
             st = getattr(cur, "code", None)           # gcsfs's answer of a status it names
-            if isinstance(st, str) and st.isdigit():
-                st = int(st)                          # (the server's body named it as text)
         if isinstance(st, int) and 100 <= st < 600:
             return st, "", getattr(cur, "headers", None)
         cur = cur.__cause__ or cur.__context__
@@ -171,34 +169,28 @@ def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
     return None, "", None
 
 
-def _gcs_message(exc: BaseException, status: int, storage_options: dict) -> str:
-    """The message of gcsfs's ``HttpError`` in ``exc`` (without the ``, <status>`` gcsfs
-    adds), or ``""``."""
-    if type(exc).__name__ != "HttpError" or not type(exc).__module__.startswith("gcsfs"):
-        return ""
-    text = first_line(exc).removesuffix(f", {status}")
-    return without_values(redact_urls(text), _secrets(storage_options))
-
-
-def _gcsfs_answer(exc: BaseException) -> Failure | None:
-    """A GCS error answer gcsfs raises as an exception keeping no status (its
-    ``validate_response``): a 403 as ``OSError("Forbidden: ...")``, a 502 as requests'
-    ``ProxyError``, a 400 whose message says "invalid" as ``ValueError("Bad Request: ...")``,
-    an answer whose body names a code that is no status as an ``HttpError`` of that code."""
-    name = type(exc).__name__
-    if name == "HttpError" and type(exc).__module__.startswith("gcsfs"):
-        return Failure("bad_response", None, f"the server's error answer names no status "
-                       f"(gcsfs: {redact_urls(first_line(exc))!r})")
-    if not _raised_in(exc, "gcsfs.retry"):
-        return None
-    text = str(exc)
-    if type(exc) is OSError and text.startswith("Forbidden: "):
-        return Failure("access", 403)
-    if name == "ProxyError" and type(exc).__module__.startswith("requests"):
-        return Failure("server", 502)
-    if type(exc) is ValueError and text.startswith("Bad Request: "):
-        said = text.partition("\n")[2].strip()
-        return Failure("other", 400, redact_urls(said.splitlines()[0]) if said else "")
+def _gcs_answer(exc: BaseException) -> tuple[int, str] | None:
+    """The HTTP status and the server's message (``""``: none) of the GCS error answer gcsfs
+    raised ``exc`` (or one of its causes) for, as its ``validate_response`` read them: gcsfs
+    keeps no status in some of what it raises (a 403 as an ``OSError``, a 502 as requests'
+    ``ProxyError``, a 400 whose message says "invalid" as a ``ValueError``), and an
+    ``HttpError``'s ``code`` is the one the answer's body names, whatever it is."""
+    cur: BaseException | None = exc
+    for _ in range(5):
+        if cur is None:
+            break
+        tb = cur.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if frame.f_code.co_name == "validate_response" \
+                    and frame.f_globals.get("__name__") == "gcsfs.retry":
+                status, said = frame.f_locals.get("status"), frame.f_locals.get("msg")
+                if isinstance(status, int) and 100 <= status < 600:
+                    said = said.strip().splitlines()[0][:200] \
+                        if isinstance(said, str) and said.strip() else ""
+                    return status, said
+            tb = tb.tb_next
+        cur = cur.__cause__ or cur.__context__
     return None
 
 
