@@ -78,3 +78,18 @@ def test_a_silent_server_fails_the_listing_after_the_stores_timeout(server):
     assert str(info.value) == (f"{store!r}: cannot list 'a/' (gs://bkt/d/a/): timeout "
                                "after 2 attempts")
     assert _GCS.asked == 2
+
+
+@pytest.mark.parametrize("call", ["list_prefix", "get"])
+def test_a_silent_server_fails_any_request_after_the_stores_timeout(server, call):
+    """The listing of every key below a folder too, through gcsfs's flat listing, and each
+    of gcsfs's requests: gcsfs is given the store's timeouts (before: the listing waited
+    without limit; reads were bounded by the store)."""
+    _GCS.silent = True
+    store = _store(server, retries=0, timeout=0.5)
+    store.fs._request = type(store.fs)._request.__wrapped__.__get__(store.fs)
+    with pytest.raises(RemoteTimeoutError) as info:
+        got = getattr(store, call)("a/" if call == "list_prefix" else "a/k")
+        list(got) if call == "list_prefix" else got
+    assert str(info.value).startswith(f"{store!r}: cannot ")
+    assert _GCS.asked == 1
