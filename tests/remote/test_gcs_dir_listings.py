@@ -19,18 +19,18 @@ gcsfs = pytest.importorskip("gcsfs")
 
 @pytest.fixture
 def listings(monkeypatch):
-    """The query of each listing request gcsfs sends (``GET b/<bucket>/o``); ``of(asked,
-    folder)`` keeps those of the folder (gcsfs looks for a folder of an object's name when it
-    reads one: listings too)."""
+    """The query of each listing request gcsfs sends (``GET b/<bucket>/o``, through its
+    ``_request``); ``of(asked, folder)`` keeps those of the folder (gcsfs looks for a folder
+    of an object's name when it reads one: listings too)."""
     asked: list[dict] = []
-    stock = gcsfs.GCSFileSystem._call
+    stock = gcsfs.GCSFileSystem._request
 
     async def counted(self, method, path, *args, **kwargs):
         if method == "GET" and path == "b/{}/o":
             asked.append(kwargs)
         return await stock(self, method, path, *args, **kwargs)
 
-    monkeypatch.setattr(gcsfs.GCSFileSystem, "_call", counted)
+    monkeypatch.setattr(gcsfs.GCSFileSystem, "_request", counted)
     return asked
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from zarrx.store.remote.common import Failure, first_line, retry_after_seconds, status_kind
 from zarrx.store.remote.references import bad_part, malformed_reference, unknown_protocol
 from zarrx.store.remote.storage_options import without_values
+from zarrx.store.remote.urls import redact_urls
 
 __all__ = ["failure_of"]
 
@@ -24,6 +25,13 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
         return _unreachable(exc, fs, storage_options)
     if (malformed := malformed_reference(exc, fs)) is not None:
         return malformed
+    if (answer := _gcs_answer(exc)) is not None:
+        status, said = answer
+        kind = status_kind(status, "")
+        # a 4xx without a meaning of its own (400, 409, ...): the server's message says why
+        said = without_values(redact_urls(said), _secrets(storage_options))
+        return Failure("precondition", 412) if status == 412 else \
+            Failure(kind, status, said if kind == "other" else "")
     status, code, headers = _response_of(exc)
     if status is not None:
         if status == 412 or code == "PreconditionFailed":
@@ -159,6 +167,31 @@ def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
         cur = cur.__cause__ or cur.__context__
         seen += 1
     return None, "", None
+
+
+def _gcs_answer(exc: BaseException) -> tuple[int, str] | None:
+    """The HTTP status and the server's message (``""``: none) of the GCS error answer gcsfs
+    raised ``exc`` (or one of its causes) for, as its ``validate_response`` read them: gcsfs
+    keeps no status in some of what it raises (a 403 as an ``OSError``, a 502 as requests'
+    ``ProxyError``, a 400 whose message says "invalid" as a ``ValueError``), and an
+    ``HttpError``'s ``code`` is the one the answer's body names, whatever it is."""
+    cur: BaseException | None = exc
+    for _ in range(5):
+        if cur is None:
+            break
+        tb = cur.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if frame.f_code.co_name == "validate_response" \
+                    and frame.f_globals.get("__name__") == "gcsfs.retry":
+                status, said = frame.f_locals.get("status"), frame.f_locals.get("msg")
+                if isinstance(status, int) and 100 <= status < 600:
+                    said = said.strip().splitlines()[0][:200] \
+                        if isinstance(said, str) and said.strip() else ""
+                    return status, said
+            tb = tb.tb_next
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def _header(headers: Any, name: str) -> str | None:

@@ -4,6 +4,7 @@ configuration values masked in messages (a secret given under a wrong key stays 
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import re
 from typing import Any
 
@@ -141,7 +142,8 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
     """The keyword arguments of the fsspec filesystem for ``url``, checked: for s3fs, zarrx's
     timeouts, one attempt per request (zarrx retries), a connection per request in flight and
     error answers read no further than their first few KiB;
-    for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed)."""
+    for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed);
+    for gcsfs, zarrx's timeouts (gcsfs waits for an answer without limit by default)."""
     so = dict(storage_options)
     check_dict_options(f"FsspecStore({redact(url)!r})", so)
     for link in split_chain(url)[1:]:
@@ -194,6 +196,14 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
         ck["headers"] = headers
         so["client_kwargs"] = ck
         so.setdefault("skip_instance_cache", True)
+    elif scheme in ("gs", "gcs") and importlib.util.find_spec("aiohttp") is not None:
+        # gcsfs hands its requests_timeout to aiohttp as each request's timeout: without one,
+        # a server that takes the connection and never answers is waited for without limit
+        # (without aiohttp there is no gcsfs: opening the filesystem names the package)
+        import aiohttp
+        so.setdefault("requests_timeout", aiohttp.ClientTimeout(
+            total=None, sock_connect=opts.connect_timeout or None,
+            sock_read=opts.timeout or None))
     return so
 
 
