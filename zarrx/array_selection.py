@@ -283,8 +283,9 @@ def bools_as_bytes(values: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     if not core.size or int(core.max()) <= 1:
         return values
     if out is None:
-        return np.broadcast_to(np.minimum(core, 1).view(np.bool_), values.shape)
-    np.minimum(items, 1, out=out.view(np.uint8))
+        return np.broadcast_to(np.minimum(core, np.uint8(1)).view(np.bool_), values.shape)
+    # (np.uint8: numpy 1's value-based casting makes a 0-d uint8 and a Python 1 an int64)
+    np.minimum(items, np.uint8(1), out=out.view(np.uint8))
     return out
 
 

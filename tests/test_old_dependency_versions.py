@@ -1,0 +1,80 @@
+"""zarrx works with the oldest versions pyproject.toml declares (numpy 1.25, xarray 2024.10),
+although the test environment has the newest: each test here makes numpy or xarray behave as
+the old version does where zarrx once relied on the new behaviour."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import MemoryStore
+
+
+def _reshape_before_2_1(a, newshape=None, order="C", **kwargs):
+    if kwargs:          # numpy < 2.1: reshape(a, newshape, order='C'), no copy=
+        raise TypeError(f"reshape() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    return np.asarray(a).reshape(newshape, order=order)
+
+
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+def test_outer_reads_of_small_sharded_chunks_need_no_reshape_copy_argument(monkeypatch, ndim):
+    shape = (24, 20, 6)[:ndim]
+    z = zarrx.create_array(MemoryStore(), shape=shape, dtype="i4", chunks=(2, 2, 2)[:ndim],
+                           shards=(8, 10, 6)[:ndim], fill_value=-1)
+    data = np.arange(np.prod(shape), dtype="i4").reshape(shape)
+    z[...] = data
+    z[(slice(8, 16),) + (slice(None),) * (ndim - 1)] = -1        # a missing shard
+    data[8:16] = -1
+    monkeypatch.setattr(np, "reshape", _reshape_before_2_1)
+    for sel in [(slice(None),) * ndim, (slice(1, None, 3),) + (slice(None, None, 2),) * (ndim - 1),
+                (slice(None, None, 5),) * ndim]:
+        np.testing.assert_array_equal(z[sel], data[sel])
+        np.testing.assert_array_equal(z.oindex[sel], data[sel])
+
+
+_minimum = np.minimum
+
+
+def _minimum_value_based(a, b, *args, **kwargs):
+    # numpy 1: a 0-d uint8 array with a Python int promotes by value, to int64
+    if type(b) is int and np.ndim(a) == 0:
+        b = np.int64(b)
+    return _minimum(a, b, *args, **kwargs)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_0d_bool_holding_another_byte_reads_as_one_with_value_based_casting(monkeypatch,
+                                                                              zarr_format):
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(), dtype=bool, compressors=None,
+                           zarr_format=zarr_format)
+    z[...] = True
+    key = "c" if zarr_format == 3 else "0"
+    store.set(key, bytes([2]))
+    monkeypatch.setattr(np, "minimum", _minimum_value_based)
+    for a in (z[...], z[()], np.asarray(z[...])):
+        assert a.view("u1") == 1 and a.dtype == bool
+    out = np.zeros((), bool)
+    z.get_basic_selection((), out=out)
+    assert out.view("u1") == 1
+
+
+def test_the_xarray_backend_imports_from_where_xarray_2024_10_keeps_its_coding_helpers(
+        monkeypatch):
+    xr = pytest.importorskip("xarray")
+    from xarray.coding import variables
+    old = type("Helper", (), {})
+    monkeypatch.setattr(variables, "_ElementwiseFunctionArray", old, raising=False)
+    monkeypatch.setitem(sys.modules, "xarray.coding.common", None)   # (not in 2024.10)
+    for name in [m for m in sys.modules if m.startswith("zarrx.xarray")]:
+        monkeypatch.delitem(sys.modules, name)
+    cf_checks = importlib.import_module("zarrx.xarray.cf_checks")
+    assert issubclass(cf_checks._Guarded, old)
+    monkeypatch.undo()
+    for name in [m for m in sys.modules if m.startswith("zarrx.xarray")]:
+        del sys.modules[name]               # (made again from the real xarray on next use)
+    importlib.import_module("zarrx.xarray")
+    assert xr.SerializationWarning is variables.SerializationWarning
