@@ -77,3 +77,25 @@ def test_the_xarray_backend_imports_from_where_xarray_2024_10_keeps_its_coding_h
     spec.loader.exec_module(module)
     assert issubclass(module._Guarded, old)
     assert xr.SerializationWarning is variables.SerializationWarning
+
+
+def test_text_stored_as_utf8_bytes_reads_as_str_without_string_dtype(monkeypatch):
+    # numpy 1 has no StringDType: strings are read into object arrays, where items a codec
+    # such as vlen-bytes decodes as bytes are text all the same
+    import json
+    monkeypatch.delattr(np.dtypes, "StringDType")
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "string",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+           "codecs": [{"name": "vlen-bytes", "configuration": {}}], "attributes": {}}
+    store = MemoryStore({"zarr.json": json.dumps(doc).encode(),
+                         "c/0": b"\x02\x00\x00\x00\x01\x00\x00\x00a\x02\x00\x00\x00\xc3\xa9"})
+    z = zarrx.open_array(store, mode="r+")
+    assert z.dtype == object
+    assert z[:].tolist() == ["a", "é", "", ""]
+    assert z[1] == "é" and z.oindex[[1, 0]].tolist() == ["é", "a"]
+    z[2] = b"x"
+    assert z[2:].tolist() == ["x", ""]
+    store.set("c/0", b"\x02\x00\x00\x00\x01\x00\x00\x00a\x01\x00\x00\x00\xff")
+    with pytest.raises(zarrx.errors.CodecError, match=r"c/0.*expected text .*not UTF-8"):
+        z[:]

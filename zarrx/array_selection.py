@@ -59,6 +59,8 @@ class Selecting:
         if self._strings is not None:
             result = text_items.as_strings(self._io, plan, result, self._strings,
                                            self._utf8_only)
+        elif self._object_strings:
+            text_items.bytes_as_text(self._io, plan, result)
         if plan.view is not None:
             result = numpy_layout(result, plan.view)
         if out is None and result.ndim == 0:
