@@ -187,7 +187,11 @@ def extensions() -> list[Extension]:
         libdirs: list[str] = []
         rpaths: list[str] = []
         link: list[str] = []
-        macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+        # the C API of the oldest numpy zarrx runs with (pyproject's floor): numpy 1.25's
+        # headers would otherwise target 1.19 and hide what the kernels call
+        # (PyDataMem_SetHandler, 1.22), leaving an undefined symbol
+        macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
+                  ("NPY_TARGET_VERSION", "NPY_1_25_API_VERSION")]
         for key in libs:
             if key not in found:
                 found[key] = find_lib(LIBS[key])

@@ -91,3 +91,21 @@ def test_sanitize_switches(monkeypatch) -> None:
         configure(monkeypatch, {"ZARRX_SANITIZE": "fuzzer", "CC": "gcc"})
     with pytest.raises(SystemExit, match="ZARRX_SANITIZE='yes': expected 1"):
         configure(monkeypatch, {"ZARRX_SANITIZE": "yes"})
+
+
+def test_extensions_target_the_numpy_floor(monkeypatch) -> None:
+    """Every extension is compiled for the C API of the oldest numpy pyproject allows, so a
+    build against numpy 1.25's headers (which default to 1.19's API) links what numpy 2's do,
+    and a build against numpy 2 refuses to import under a numpy older than the floor."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        tomllib = pytest.importorskip("tomli")
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    floor = next(d for d in deps if d.startswith("numpy")).split(">=")[1]
+    major, minor = floor.split(".")[:2]
+    exts, _ = configure(monkeypatch, {})
+    assert exts
+    for name, ext in exts.items():
+        assert ("NPY_TARGET_VERSION", f"NPY_{major}_{minor}_API_VERSION") in ext.define_macros, \
+            name

@@ -114,3 +114,29 @@ def test_other_platforms_render() -> None:
     assert "skip" not in render("osx-arm64")["build"]
     cross = render("osx-arm64", cross=True)["requirements"]["build"]
     assert "cross-python_osx-arm64" in cross and "python" in names(cross)
+
+
+def _floors(reqs: list[str]) -> dict[str, str]:
+    """``name -> version specifier`` of PEP 508 requirements (extras of the name dropped)."""
+    out = {}
+    for r in reqs:
+        m = re.match(r"([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*(.*)$", r)
+        out[m.group(1).lower().replace("_", "-")] = m.group(3).replace(" ", "")
+    return out
+
+
+def test_run_requirements_are_pyprojects_dependencies() -> None:
+    run = [r for r in render()["requirements"]["run"] if r != "python"]
+    conda = {r.split()[0]: r.split(None, 1)[1].replace(" ", "") for r in run}
+    assert conda == _floors(PYPROJECT["project"]["dependencies"])
+
+
+def test_each_package_has_one_floor_in_every_extra() -> None:
+    project = PYPROJECT["project"]
+    seen: dict[str, set[str]] = {}
+    for reqs in [project["dependencies"], *project["optional-dependencies"].values()]:
+        for name, spec in _floors(reqs).items():
+            seen.setdefault(name, set()).add(spec)
+    assert {n: s for n, s in seen.items() if len(s) > 1} == {}
+    build = _floors(PYPROJECT["build-system"]["requires"])
+    assert build["numpy"] == _floors(project["dependencies"])["numpy"]

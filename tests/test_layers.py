@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent / "zarrx"
 LAYERS = [
     ("zarrx.errors", 0),
     ("zarrx.config", 0),
+    ("zarrx._compat", 0),             # what differs between the supported Python versions
     ("zarrx._fork", 0),               # what a forked child makes again (locks, pools, caches)
     ("zarrx._pool", 0),
     ("zarrx._behind", 0),             # write-behind: one I/O thread per write (over _pool)

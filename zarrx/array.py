@@ -106,6 +106,14 @@ class Array(Selecting, Reshaping, Node):
         return self._bytes_only and self._utf8_only
 
     @_fork.cached_property
+    def _object_strings(self) -> bool:
+        """Whether items are variable-length strings handed out in object arrays (numpy 1,
+        which has no StringDType) by a codec that may decode bytes (not ``vlen-utf8``)."""
+        from zarrx.metadata.dtypes import category
+        return self._meta.data_type.variable and self._strings is None and \
+            category(self._meta.data_type) == "string" and not self._utf8_only
+
+    @_fork.cached_property
     def _strings(self) -> Any:
         """numpy 2's StringDType for variable-length strings (decoded into object arrays and
         handed out as that, as zarr-python does), else None."""

@@ -59,6 +59,8 @@ class Selecting:
         if self._strings is not None:
             result = text_items.as_strings(self._io, plan, result, self._strings,
                                            self._utf8_only)
+        elif self._object_strings:
+            text_items.bytes_as_text(self._io, plan, result)
         if plan.view is not None:
             result = numpy_layout(result, plan.view)
         if out is None and result.ndim == 0:
@@ -283,8 +285,9 @@ def bools_as_bytes(values: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     if not core.size or int(core.max()) <= 1:
         return values
     if out is None:
-        return np.broadcast_to(np.minimum(core, 1).view(np.bool_), values.shape)
-    np.minimum(items, 1, out=out.view(np.uint8))
+        return np.broadcast_to(np.minimum(core, np.uint8(1)).view(np.bool_), values.shape)
+    # (np.uint8: numpy 1's value-based casting makes a 0-d uint8 and a Python 1 an int64)
+    np.minimum(items, np.uint8(1), out=out.view(np.uint8))
     return out
 
 

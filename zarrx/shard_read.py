@@ -441,8 +441,10 @@ def decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndar
         # (n0, n1, ..., m0, m1, ...) picked per chunk -> (n0, m0, n1, m1, ...): output order
         src = dec.reshape(*counts, *chunk)[(slice(None),) * ndim + tuple(g[0] for g in grids)]
         split = [x for n, g in zip(counts, grids) for x in (n, g[1])]
-        np.reshape(target[tuple(dst)], split, copy=False)[...] = src.transpose(
-            [x for d in range(ndim) for x in (d, ndim + d)])
+        # (splitting axes never copies; numpy before 2.1 has no reshape(copy=False) to say so)
+        out = target[tuple(dst)].reshape(split)
+        assert out.size == 0 or np.may_share_memory(out, target)
+        out[...] = src.transpose([x for d in range(ndim) for x in (d, ndim + d)])
         return
     # each picked cell's place in the decoded chunks: the sum of an offset per axis
     ats = [q * (prod(counts[d + 1:]) * prod(chunk)) + r * prod(chunk[d + 1:])

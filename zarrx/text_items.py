@@ -148,3 +148,17 @@ def text_as_bytes(values: np.ndarray) -> None:
     for i, v in enumerate(flat.tolist()):
         if type(v) is str:
             flat[i] = v.encode("utf-8")
+
+
+def bytes_as_text(io: ArrayIO, plan: Any, values: np.ndarray) -> None:
+    """The items of ``values`` (an object array of a ``string`` array read by ``plan``, under
+    numpy 1) as ``str``, in place: UTF-8 ``bytes`` items (a codec such as ``vlen-bytes``)
+    decoded, as :func:`as_strings` converts them under numpy 2; other items raise CodecError
+    naming the chunk they came from."""
+    if _not_text(values) is not None:
+        _locate(io, plan, values, _not_text,
+                lambda found: CodecError(f"expected text (str, or UTF-8 bytes) for the data "
+                                         f"type 'string', found {found}"))
+    for idx in np.ndindex(values.shape):
+        if type(values[idx]) is bytes:
+            values[idx] = values[idx].decode("utf-8")

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx._compat import add_note
 from zarrx.api import open_array
 from zarrx.open_args import _ARRAY_KW
 from zarrx.array import Array
@@ -223,7 +224,7 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
         if mode == "w":
             raise
         into = ", or mode='r+' to write into it" if isinstance(exc, ContainsArrayError) else ""
-        exc.add_note(f"to_zarrx: pass overwrite=True (or mode='w') to replace it{into}")
+        add_note(exc, f"to_zarrx: pass overwrite=True (or mode='w') to replace it{into}")
         raise
 
 

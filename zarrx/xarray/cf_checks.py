@@ -16,7 +16,10 @@ import warnings
 from typing import Any
 
 import numpy as np
-from xarray.coding.common import _ElementwiseFunctionArray
+try:                                    # (older xarray keeps it in coding.variables)
+    from xarray.coding.common import _ElementwiseFunctionArray
+except ImportError:
+    from xarray.coding.variables import _ElementwiseFunctionArray
 
 from zarrx.errors import ArgumentError, MetadataError, ZarrError
 from zarrx.metadata._util import short

@@ -264,7 +264,7 @@ def _warn_computed(values: Any, where: str) -> None:
         import sys
         import warnings
 
-        from xarray.coding.common import SerializationWarning
+        from xarray import SerializationWarning
 
         # it points at the first caller outside zarrx (the call of to_zarrx), however deep
         # the write is below it

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zarrx._compat import add_note
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.creation import _store, node_path
 from zarrx.errors import ArgumentError, ArgumentTypeError
@@ -69,7 +70,7 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
             writes.append(p.apply(reread=i > 0))
         except BaseException as exc:    # (a node's dask values failed as they computed, or
             # the store failed: the nodes before it are written, those after it not)
-            exc.add_note(_tree_state(mode, [q.group or "/" for q in prepared], i))
+            add_note(exc, _tree_state(mode, [q.group or "/" for q in prepared], i))
             raise
     root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
     if consolidated is not False and not rplus:     # the whole hierarchy, from the root

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx._compat import add_note
 from zarrx.array import Array
 from zarrx.array_shape import check_zero_chunks
 from zarrx.chunk_io import check_value
@@ -247,14 +248,14 @@ class Claim:
         went to other processes (``gate.sent``): their writes may still land in the claimed
         rows, which another append could by then have claimed again; the rows are kept."""
         if gate is not None and gate.sent:
-            error.add_note("to_zarrx: the rows claimed for the append are kept (block writes "
+            add_note(error, "to_zarrx: the rows claimed for the append are kept (block writes "
                            "ran in other processes); see docs/guide/xarray.md, \"When a write "
                            "of dask values fails\"")
             return
         try:
             self.undo()
         except ZarrError as failed:
-            error.add_note(f"to_zarrx: the rows claimed for the append could not be given "
+            add_note(error, f"to_zarrx: the rows claimed for the append could not be given "
                            f"back ({failed}); see docs/guide/xarray.md, \"When a write of "
                            f"dask values fails\"")
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx._compat import add_note
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.dask.graph import WriteGate
 from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inherited_format,
@@ -318,7 +319,7 @@ class PreparedWrite:
                 dask.compute(*delayed, **self.dask_kwargs)
             except BaseException as exc:    # (an append gives its rows back: Claim)
                 if self.append_dim is None:
-                    exc.add_note(failed_state(mode, grp.path, self.plans, writes, self.region,
+                    add_note(exc, failed_state(mode, grp.path, self.plans, writes, self.region,
                                               gate))
                 raise
             return grp

@@ -307,11 +307,13 @@ def opening_failure(so: dict, exc: BaseException) -> str:
 
 def _reference_problem(refs: dict, exc: BaseException) -> str | None:
     import binascii
+
+    from zarrx._compat import b64decode_strict
     if isinstance(exc, binascii.Error):
         for key, value in refs.items():
             if isinstance(value, str) and value.startswith("base64:"):
                 try:
-                    binascii.a2b_base64(value[7:].encode("ascii", "replace"), strict_mode=True)
+                    b64decode_strict(value[7:].encode("ascii", "replace"))
                 except (binascii.Error, ValueError):
                     return (f"the reference of {key!r} is not base64 after its 'base64:' "
                             f"prefix: {first_line(exc)}")
