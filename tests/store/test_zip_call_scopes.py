@@ -106,3 +106,20 @@ def test_a_thread_in_a_context_copied_from_a_call_makes_calls_of_its_own(tmp_pat
     assert _entries(tmp_path / "kept.zip") == ["zarr.json"]
     assert copied                                        # (the context, still alive)
 
+
+
+def test_a_store_the_users_code_opens_while_a_call_runs_is_the_users(tmp_path):
+    mine = []
+
+    def values():
+        store = zarrx.storage.make_store(str(tmp_path / "mine.zip"), "w")
+        zarrx.create_group(store, attributes={"kept": True})
+        mine.append(store)
+        raise ValueError("the source fails")
+
+    with pytest.raises(ValueError, match="the source fails"):
+        zarrx.from_array(str(tmp_path / "outer.zip"), data=_Source(values))
+    zarrx.create_array(mine[0], name="a", shape=(2,), dtype="i1")    # still open
+    mine[0].close()
+    assert _entries(tmp_path / "mine.zip") == ["a/zarr.json", "zarr.json"]
+    assert not (tmp_path / "outer.zip").exists()

@@ -81,9 +81,12 @@ _OPENED: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
 
 
 def opened(store: Any) -> Any:
-    """``store``, recorded to be discarded if the call running fails."""
+    """``store``, recorded to be discarded if the call running fails, when zarrx opened it
+    for that call (every frame from its opener up to the call's runs zarrx code): a store the
+    user's own code opens while a call runs (``make_store`` in a source's ``__array__``) is
+    the user's."""
     scope = _OPENED.get()
-    if scope is not None and scope.running_here():
+    if scope is not None and scope.delegates(sys._getframe(1)):
         scope.stores.append(store)
     return store
 
