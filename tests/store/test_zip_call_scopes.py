@@ -3,11 +3,12 @@ zarrx makes on behalf of another shares its fate, but a call the user's own code
 another call runs (a source's ``__array__``, a dask task run on the calling thread) is a call
 of its own: its archive is in place once it returns, and stays when the call around it fails.
 A thread running in a context copied from a call (as Python 3.14 starts threads on
-free-threaded builds) makes calls of its own too."""
+free-threaded builds), and a process forked while a call runs, make calls of their own too."""
 from __future__ import annotations
 
 import contextvars
 import gc
+import os
 import threading
 import weakref
 import zipfile
@@ -123,3 +124,44 @@ def test_a_store_the_users_code_opens_while_a_call_runs_is_the_users(tmp_path):
     mine[0].close()
     assert _entries(tmp_path / "mine.zip") == ["a/zarr.json", "zarr.json"]
     assert not (tmp_path / "outer.zip").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_process_forked_while_a_call_runs_makes_calls_of_its_own(tmp_path):
+    """As multiprocessing's fork workers started inside a call (dask's processes scheduler
+    with the fork context): the child's calls are not the parent's call's."""
+    def child():
+        with pytest.raises(ValueError, match="no values"):
+            zarrx.save_array(str(tmp_path / "failed.zip"), _Source(fails))
+        zarrx.save_array(str(tmp_path / "saved.zip"), np.arange(3))
+        gc.collect()
+
+    def fails():
+        raise ValueError("no values")
+
+    def values():
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:                                   # pragma: no cover - the child
+            os.close(r)
+            try:
+                child()
+                msg = "ok"
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                msg = f"{type(exc).__name__}: {exc}"
+            os.write(w, msg.encode()[:4000])
+            os._exit(0)                                # (no finalizer runs: as a worker)
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            reported.append(f.read().decode())
+        os.waitpid(pid, 0)
+        return np.arange(3)
+
+    reported = []
+    zarrx.from_array(str(tmp_path / "outer.zip"), data=_Source(values))
+    gc.collect()
+    assert reported == ["ok"]
+    # the child's successful call put its archive in place, its failed one left nothing
+    # (before: both left only temporary archives, the successful call's entries lost)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outer.zip", "saved.zip"]
+    assert zarrx.open_array(str(tmp_path / "saved.zip"), mode="r")[:].tolist() == [0, 1, 2]
