@@ -153,3 +153,19 @@ def test_a_failed_call_leaves_an_empty_file_as_it_was(tmp_path, call):
         call(str(path))
     gc.collect()
     assert _folder(tmp_path) == ["x.zip"] and path.read_bytes() == b""
+
+
+def test_a_second_ctrl_c_while_a_failed_call_discards_its_archive_leaves_nothing(
+        tmp_path, monkeypatch):
+    from zarrx.store import zipread
+    real = zipread.Reader.close
+
+    def interrupted(self):                  # Ctrl-C again while the store is discarded
+        monkeypatch.setattr(zipread.Reader, "close", real)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(zipread.Reader, "close", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        zarrx.open_array(str(tmp_path / "x.zip"), mode="w")    # no shape=: fails
+    gc.collect()
+    assert _folder(tmp_path) == []          # (before: its temporary archive was left)

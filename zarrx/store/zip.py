@@ -360,12 +360,14 @@ class ZipStore(Store):
         read-only view: as :meth:`close`)."""
         with self._lock:
             if self._zf is not None and self._origin is None:
-                self._zf = None
-                self._finalizer.detach()
-                self._reader.close()
-                if self._pending.failed is None:
+                if self._pending.failed is None:    # first: what finishes it now discards
                     self._pending.failed = "discarded"
-                self._pending.finish(True)
+                self._zf = None
+                try:
+                    self._finalizer.detach()
+                    self._reader.close()
+                finally:                            # a second Ctrl-C: no temporary left
+                    self._pending.finish(True)
 
     @property
     def path(self) -> pathlib.Path:
