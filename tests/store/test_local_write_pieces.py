@@ -38,6 +38,17 @@ def _parts(sizes: list[int]) -> list[bytes]:
     return [bytes([i % 251]) * n for i, n in enumerate(sizes)]
 
 
+def _written(tmp_path, parts):
+    """The path of a new file that ``localio.write_all`` wrote ``parts`` to."""
+    path = tmp_path / "f"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        localio.write_all(fd, Pieces(parts))
+    finally:
+        os.close(fd)
+    return path
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_parts_are_written_in_the_batches_of_the_rule(tmp_path, monkeypatch, seed):
     rng = np.random.default_rng(seed)
@@ -52,12 +63,7 @@ def test_parts_are_written_in_the_batches_of_the_rule(tmp_path, monkeypatch, see
     writev, write = os.writev, os.write
     monkeypatch.setattr(os, "writev", lambda fd, bufs: seen.append(len(bufs)) or writev(fd, bufs))
     monkeypatch.setattr(os, "write", lambda fd, buf: seen.append(-1) or write(fd, buf))
-    path = tmp_path / "f"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
-    try:
-        localio.write_all(fd, Pieces(parts))
-    finally:
-        os.close(fd)
+    path = _written(tmp_path, parts)
     assert path.read_bytes() == b"".join(parts)
     # a large part alone by write() (a piece at a time), the others batched by writev()
     want = []
@@ -115,12 +121,7 @@ def test_short_writes_leave_the_file_whole(tmp_path, monkeypatch, seed):
 
     monkeypatch.setattr(os, "writev", part_writev)
     monkeypatch.setattr(os, "write", part_write)
-    path = tmp_path / "f"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
-    try:
-        localio.write_all(fd, Pieces(parts))
-    finally:
-        os.close(fd)
+    path = _written(tmp_path, parts)
     monkeypatch.setattr(os, "writev", writev)
     monkeypatch.setattr(os, "write", write)
     assert bad == []
