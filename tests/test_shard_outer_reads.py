@@ -7,6 +7,8 @@ shard indexes: the error the general path raises, the first in shard-major order
 Python work per inner chunk (counted in calls, never timed)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -233,3 +235,23 @@ def test_outer_reads_match_zarr_python_both_ways(tmp_path):
     read = zarr.open_array(str(tmp_path / "ours.zarr"), mode="r")
     for sel in sels:
         np.testing.assert_array_equal(read.oindex[sel], mine.oindex[sel], err_msg=repr(sel))
+
+
+@pytest.mark.parametrize("kind", ["basic", "orthogonal"])
+@pytest.mark.parametrize("sel", [(slice(None, None, -1),) * 2,
+                                 (slice(None, None, -1), slice(1, 19)),
+                                 (slice(22, 1, -2), slice(None))])
+def test_reversed_slices_read_into_an_out_of_an_ndarray_subclass(kind, sel):
+    # out= takes any ndarray; a subclass that allows 2 axes only (np.matrix) got a
+    # ValueError ("shape too large to be a matrix") from the regrouping of the picked items
+    z = zarrx.create_array(MemoryStore(), shape=(24, 20), dtype="i4", chunks=(2, 2),
+                           shards=(8, 10))
+    data = np.arange(480, dtype="i4").reshape(24, 20)
+    z[...] = data
+    expected = data[sel]
+    with warnings.catch_warnings():     # (numpy: "the matrix subclass is not the recommended...")
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        out = np.asmatrix(np.full(expected.shape, -7, "i4"))
+    got = getattr(z, f"get_{kind}_selection")(sel, out=out)
+    assert got is out
+    np.testing.assert_array_equal(np.asarray(out), expected)
