@@ -258,3 +258,19 @@ def test_selections_read_into_an_out_of_an_ndarray_subclass(shards, kind, sel):
     got = getattr(z, f"get_{kind}_selection")(sel, out=out)
     assert got is out and type(got) is np.matrix
     np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize("shards", [(8, 10), None], ids=["sharded", "unsharded"])
+@pytest.mark.parametrize("sel", [(slice(None),) * 2, (slice(None, None, -1),) * 2,
+                                 (slice(0, 4), slice(18, None))])
+def test_a_masked_out_gets_the_values_and_keeps_its_mask(shards, sel):
+    # (before: some selections unmasked what they wrote, others not, and a corner of the
+    # array raised numpy's ValueError "cannot reshape array of size 4 into shape (16,)")
+    z = zarrx.create_array(MemoryStore(), shape=(24, 20), dtype="i4", chunks=(2, 2),
+                           shards=shards)
+    data = np.arange(480, dtype="i4").reshape(24, 20)
+    z[...] = data
+    out = np.ma.masked_all(data[sel].shape, "i4")
+    assert z.get_orthogonal_selection(sel, out=out) is out
+    np.testing.assert_array_equal(out.data, data[sel])
+    assert out.mask.all()
