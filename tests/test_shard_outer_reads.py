@@ -7,6 +7,8 @@ shard indexes: the error the general path raises, the first in shard-major order
 Python work per inner chunk (counted in calls, never timed)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -233,3 +235,42 @@ def test_outer_reads_match_zarr_python_both_ways(tmp_path):
     read = zarr.open_array(str(tmp_path / "ours.zarr"), mode="r")
     for sel in sels:
         np.testing.assert_array_equal(read.oindex[sel], mine.oindex[sel], err_msg=repr(sel))
+
+
+@pytest.mark.parametrize("shards", [(8, 10), None], ids=["sharded", "unsharded"])
+@pytest.mark.parametrize("kind", ["basic", "orthogonal"])
+@pytest.mark.parametrize("sel", [(slice(None, None, -1),) * 2,
+                                 (slice(None, None, -1), slice(1, 19)),
+                                 (slice(22, 1, -2), slice(None)),
+                                 (slice(None), slice(18, None)),
+                                 (slice(3, 17), slice(2, None, 3))])
+def test_selections_read_into_an_out_of_an_ndarray_subclass(shards, kind, sel):
+    # out= takes any ndarray; the readers reshaped views of a subclass that allows 2 axes only
+    # (np.matrix): a ValueError ("shape too large to be a matrix")
+    z = zarrx.create_array(MemoryStore(), shape=(24, 20), dtype="i4", chunks=(2, 2),
+                           shards=shards)
+    data = np.arange(480, dtype="i4").reshape(24, 20)
+    z[...] = data
+    expected = data[sel]
+    with warnings.catch_warnings():     # (numpy: "the matrix subclass is not the recommended...")
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        out = np.asmatrix(np.full(expected.shape, -7, "i4"))
+    got = getattr(z, f"get_{kind}_selection")(sel, out=out)
+    assert got is out and type(got) is np.matrix
+    np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize("shards", [(8, 10), None], ids=["sharded", "unsharded"])
+@pytest.mark.parametrize("sel", [(slice(None),) * 2, (slice(None, None, -1),) * 2,
+                                 (slice(0, 4), slice(18, None))])
+def test_a_masked_out_gets_the_values_and_keeps_its_mask(shards, sel):
+    # (before: some selections unmasked what they wrote, others not, and a corner of the
+    # array raised numpy's ValueError "cannot reshape array of size 4 into shape (16,)")
+    z = zarrx.create_array(MemoryStore(), shape=(24, 20), dtype="i4", chunks=(2, 2),
+                           shards=shards)
+    data = np.arange(480, dtype="i4").reshape(24, 20)
+    z[...] = data
+    out = np.ma.masked_all(data[sel].shape, "i4")
+    assert z.get_orthogonal_selection(sel, out=out) is out
+    np.testing.assert_array_equal(out.data, data[sel])
+    assert out.mask.all()

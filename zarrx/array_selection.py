@@ -44,10 +44,13 @@ class Selecting:
         # it (16 GiB, and minutes, for 2**31 items the read would refuse)
         chunk_io.check_count(self._io, plan.nchunks)
         result = self._out(plan.out_shape, out)
-        if not shard_read.read_shards(self._io, plan, result) and \
-                not box_read.read_box(self._io, plan, result) and \
-                not batch_read.read_batches(self._io, plan, result):
-            chunk_read.read_into(self._io, plan.chunks, result, flat=plan.flat)
+        # the readers reshape views of the output: an out= of a subclass (np.matrix, which
+        # takes 2 axes only) is read into as the plain ndarray of its memory
+        into = result if type(result) is np.ndarray else result.view(np.ndarray)
+        if not shard_read.read_shards(self._io, plan, into) and \
+                not box_read.read_box(self._io, plan, into) and \
+                not batch_read.read_batches(self._io, plan, into):
+            chunk_read.read_into(self._io, plan.chunks, into, flat=plan.flat)
         if fields is not None:
             result = take_fields(result, fields)
         if self._text:              # the text handed out only: another field may hold any bytes

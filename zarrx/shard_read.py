@@ -441,9 +441,15 @@ def decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndar
         # (n0, n1, ..., m0, m1, ...) picked per chunk -> (n0, m0, n1, m1, ...): output order
         src = dec.reshape(*counts, *chunk)[(slice(None),) * ndim + tuple(g[0] for g in grids)]
         split = [x for n, g in zip(counts, grids) for x in (n, g[1])]
-        # (splitting axes never copies; numpy before 2.1 has no reshape(copy=False) to say so)
-        out = target[tuple(dst)].reshape(split)
-        assert out.size == 0 or np.may_share_memory(out, target)
+        # dst holds slices only (no index arrays: `arrays` is False), so target[dst] is a view;
+        # as a plain ndarray (an out= may be a subclass, np.matrix, that takes no 4 axes). Its
+        # axis d of n*g items, stride s, becomes axes (n, g) of strides (g*s, s): splitting an
+        # axis is always a view, whatever the strides (numpy before 2.1 has no
+        # reshape(copy=False) to say so). Checked all the same (not by assert, which python -O
+        # drops): a copy would take the values and the output would keep what it held.
+        out = np.asarray(target[tuple(dst)]).reshape(split)
+        if out.size and not np.may_share_memory(out, target):
+            raise AssertionError("decode_picked: the output reshaped is a copy")  # (never)
         out[...] = src.transpose([x for d in range(ndim) for x in (d, ndim + d)])
         return
     # each picked cell's place in the decoded chunks: the sum of an offset per axis

@@ -24,16 +24,20 @@ running call (Python 3.14's threads on free-threaded builds, ``contextvars.copy_
 scope is the call's while it runs, on its thread, and nothing's once it has returned.
 
 A store the caller passes (a ``ZipStore`` object) is the caller's, and is never discarded.
+
+How: the wrapper :func:`discards_on_failure` puts around a function holds the list of its
+stores in its frame (one list made per call: nothing else, since public calls such as
+``open_array`` run on hot paths); :func:`opened` walks the stack up from the frame that opened
+the store while the frames run zarrx code, and records the store in the outermost wrapper's
+list it meets. A frame of another module (the user's code, numpy calling an ``__array__``
+of the user's, dask's scheduler) ends the walk, so a call made from it is a call of its own;
+another thread, or a forked process's worker, starts on a stack of its own.
 """
 from __future__ import annotations
 
-import contextvars
 import functools
-import os
 import sys
-import threading
 from collections.abc import Callable
-from types import FrameType
 from typing import Any, TypeVar
 
 __all__ = ["opened", "discards_on_failure"]
@@ -41,43 +45,9 @@ __all__ = ["opened", "discards_on_failure"]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-class _Scope:
-    """The stores opened for one call, while it runs: ``frame``, the frame of the call (None
-    once it has returned), on the thread ``thread`` of the process ``pid``."""
-
-    __slots__ = ("stores", "frame", "thread", "pid")
-
-    def __init__(self, frame: FrameType) -> None:
-        self.stores: list[Any] = []
-        self.frame: FrameType | None = frame
-        self.thread = threading.get_ident()
-        self.pid = os.getpid()
-
-    def running_here(self) -> bool:
-        """Whether the call is running, on this thread of this process."""
-        return self.frame is not None and self.thread == threading.get_ident() and \
-            self.pid == os.getpid()
-
-    def delegates(self, caller: FrameType | None) -> bool:
-        """Whether a call made from ``caller`` is made by zarrx on behalf of this call: every
-        frame from ``caller`` up to this call's runs zarrx code (a frame of the user's code, or
-        of another library, between them: a call of the user's own)."""
-        if not self.running_here():
-            return False
-        frame = caller
-        while frame is not None:
-            if frame is self.frame:
-                return True
-            name = frame.f_globals.get("__name__")
-            if not isinstance(name, str) or not (name == "zarrx" or name.startswith("zarrx.")):
-                return False
-            frame = frame.f_back
-        return False
-
-
-#: the scope of the call running (None: no such call)
-_OPENED: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
-    "zarrx_call_stores", default=None)
+def _zarrx_code(frame: Any) -> bool:
+    name = frame.f_globals.get("__name__")
+    return isinstance(name, str) and (name == "zarrx" or name.startswith("zarrx."))
 
 
 def opened(store: Any) -> Any:
@@ -85,9 +55,14 @@ def opened(store: Any) -> Any:
     for that call (every frame from its opener up to the call's runs zarrx code): a store the
     user's own code opens while a call runs (``make_store`` in a source's ``__array__``) is
     the user's."""
-    scope = _OPENED.get()
-    if scope is not None and scope.delegates(sys._getframe(1)):
-        scope.stores.append(store)
+    scope = None
+    frame = sys._getframe(1)
+    while frame is not None and _zarrx_code(frame):
+        if frame.f_code is _CALL:           # a wrapped call: the outermost one takes it
+            scope = frame
+        frame = frame.f_back
+    if scope is not None:
+        scope.f_locals["stores"].append(store)
     return store
 
 
@@ -96,19 +71,15 @@ def discards_on_failure(func: _F) -> _F:
     raises; a call zarrx makes for it shares its scope."""
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
-        outer = _OPENED.get()
-        if outer is not None and outer.delegates(sys._getframe(1)):
-            return func(*args, **kwargs)
-        scope = _Scope(sys._getframe())
-        token = _OPENED.set(scope)
+        stores: list[Any] = []      # (filled by opened(), through this frame)
         try:
             return func(*args, **kwargs)
         except BaseException:
-            for store in reversed(scope.stores):
+            for store in reversed(stores):
                 store.discard()
             raise
-        finally:
-            _OPENED.reset(token)
-            scope.frame = None          # returned: a context copied meanwhile records nothing
-            scope.stores = []
     return call  # type: ignore[return-value]
+
+
+#: the code of every wrapper discards_on_failure makes: how opened() knows their frames
+_CALL = discards_on_failure(lambda: None).__code__
