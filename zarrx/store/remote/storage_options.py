@@ -98,29 +98,61 @@ def check_known_options(url: str, fs_class: str, so: dict) -> None:
                          f"{', '.join(sorted(own | _CACHE_OPTIONS))}")
 
 
-#: fsspec's caching filesystems, which take any keyword and ignore those they do not know
-_CACHING = ("SimpleCacheFileSystem", "WholeFileCacheFileSystem", "CachingFileSystem")
+#: fsspec's filesystems that wrap another (its caches, ``dir::``, its archives) and take any
+#: keyword, ignoring those they do not know; what each does with the one it wraps
+_WRAPPERS = {"SimpleCacheFileSystem": "caches", "WholeFileCacheFileSystem": "caches",
+             "CachingFileSystem": "caches", "DirFileSystem": "reads", "ZipFileSystem": "reads",
+             "TarFileSystem": "reads", "LibArchiveFileSystem": "reads"}
+#: the catch-all parameters of a filesystem's ``__init__``, named by no option
+_CATCH_ALL = {"self", "args", "kwargs", "storage_options"}
 
 
-def check_chain_options(url: str, fs: Any, so: dict) -> None:
-    """The storage options of a chain opening with a caching filesystem
-    (``simplecache::s3://...``) that it would ignore (a StoreError naming them): the
-    options of the filesystem it caches go under that filesystem's protocol."""
-    if type(fs).__name__ not in _CACHING:
-        return
+def _own_options(cls: type) -> set[str]:
+    """The keywords the ``__init__`` of fsspec filesystem class ``cls`` (and its bases) name."""
     import inspect
-    own = set(_CACHE_OPTIONS) | {"asynchronous", "loop"}
-    for cls in type(fs).__mro__:
-        if "__init__" in vars(cls):
-            own |= set(inspect.signature(cls.__init__).parameters) - {"self"}
-    links = [scheme_of(link) or link for link in split_chain(url)]
-    if unknown := sorted(str(k) for k in so if k not in own and k not in links):
-        inner = next((p for p in links[1:] if p and p != "file"), "the inner filesystem")
-        raise StoreError(f"FsspecStore({redact(url)!r}): storage_options "
-                         f"{', '.join(unknown)}: not options of {type(fs).__name__} "
-                         f"({links[0]}::), which would ignore them; options of the filesystem "
-                         f"it caches go under its protocol: storage_options={{{inner!r}: "
-                         f"{{...}}}}, as fsspec takes them")
+    own: set[str] = set()
+    for base in cls.__mro__:
+        if "__init__" in vars(base):
+            try:
+                own |= set(inspect.signature(base.__init__).parameters)
+            except (TypeError, ValueError):
+                continue
+    return own - _CATCH_ALL
+
+
+def check_chain_options(url: str, so: dict) -> None:
+    """The storage options of a chain opening with a filesystem that wraps another
+    (``simplecache::s3://...``, ``zip::s3://...``, ``dir::``, ``tar::``) that it would
+    ignore (fsspec hands the options given flat to the chain's first link): a StoreError
+    naming them, before anything is opened; the options of another link go under its
+    protocol."""
+    links = split_chain(url)
+    if len(links) < 2:
+        return
+    import fsspec
+    protocols = [scheme_of(link) or link.lower() for link in links]
+    classes = []
+    for protocol in protocols:
+        try:
+            classes.append(fsspec.get_filesystem_class(protocol or "file"))
+        except (ImportError, ValueError):
+            classes.append(None)         # opening names what is missing
+    first = classes[0]
+    if first is None or first.__name__ not in _WRAPPERS:
+        return
+    own = _own_options(first) | set(_CACHE_OPTIONS) | {"asynchronous", "loop"}
+    if not (unknown := sorted(str(k) for k in so if k not in own and k not in protocols)):
+        return
+    # the link whose filesystem takes them all, else the last one read over the network
+    inner = next((p for p, cls in zip(protocols[1:], classes[1:])
+                  if cls is not None and set(unknown) <= _own_options(cls)), None) or \
+        next((p for p in reversed(protocols[1:]) if p and p != "file"),
+             "the inner filesystem")
+    raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {', '.join(unknown)}: "
+                     f"not options of {first.__name__} ({protocols[0]}::), which would ignore "
+                     f"them; options of the filesystem it {_WRAPPERS[first.__name__]} go under "
+                     f"its protocol: storage_options={{{inner!r}: {{...}}}}, as fsspec takes "
+                     f"them")
 
 
 def without_values(text: str, *configs: dict) -> str:
