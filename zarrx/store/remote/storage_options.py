@@ -14,7 +14,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require, scheme_of
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
            "checked_endpoint", "check_s3fs_strings", "unknown_key_hint", "move_client_keys",
-           "check_chain_options"]
+           "wrong_client_setting", "check_chain_options"]
 
 #: storage options that s3fs and obstore take as dicts of settings
 DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
@@ -239,11 +239,13 @@ CLIENT_KEYS = frozenset({
 _PREFIXES = ("aws_", "google_", "azure_")
 
 
-def move_client_keys(so: dict, client: dict) -> None:
+def move_client_keys(so: dict, client: dict) -> dict[str, str]:
     """Move the HTTP client settings given among an obstore store's own options
     (``aws_allow_http``, ``timeout``: object_store's names, as its environment variables
     ``AWS_ALLOW_HTTP``... give them) into its client options, where obstore takes them (it
-    would fail on them there); one given in ``client_options`` itself wins."""
+    would fail on them there); one given in ``client_options`` itself wins. Returns the key
+    each moved setting was given under, by its client option name."""
+    moved: dict[str, str] = {}
     for key in list(so):
         if not isinstance(key, str):
             continue
@@ -253,7 +255,39 @@ def move_client_keys(so: dict, client: dict) -> None:
                 name = name[len(prefix):]
         if name in CLIENT_KEYS:
             value = so.pop(key)
-            client.setdefault(name, value)
+            if name not in client:
+                client[name], moved[name] = value, key
+    return moved
+
+
+#: what obstore takes for each kind of client setting (others: a str)
+_DURATIONS = ("connect_timeout", "http2_keep_alive_interval", "http2_keep_alive_timeout",
+              "pool_idle_timeout", "read_timeout", "timeout")
+_BOOLS = ("allow_http", "allow_invalid_certificates", "http1_only", "http2_keep_alive_while_idle",
+          "http2_only", "randomize_addresses")
+
+
+def wrong_client_setting(client: dict, moved: dict[str, str]) -> str | None:
+    """Why obstore refused a client setting's type (it names none): the first of another
+    type than it takes, named as it was given (``timeout``, ``client_options['timeout']``),
+    or None."""
+    import datetime
+    for name, value in client.items():
+        if name in _DURATIONS:
+            ok, want = (str, datetime.timedelta), ("a str (a duration such as '30s') or a "
+                                                   "datetime.timedelta")
+        elif name in _BOOLS:
+            ok, want = (bool, str), "a bool or a str ('true' or 'false')"
+        elif name == "default_headers":
+            ok, want = (dict,), "a dict"
+        elif name == "root_certificate":
+            ok, want = (str, bytes), "a str or bytes"
+        else:
+            ok, want = (str,), "a str"
+        if value is not None and not isinstance(value, ok):
+            where = moved.get(name) or f"client_options[{name!r}]"
+            return f"storage_options {where}: expected {want}, found {type(value).__name__}"
+    return None
 
 
 def checked_endpoint(owner: str, so: dict) -> Any:
