@@ -55,3 +55,23 @@ def test_a_local_chain_is_written_as_its_url(here):
     assert local_chain("simplecache::zip::/d/a.zip") == "simplecache::zip::file:///d/a.zip"
     assert local_chain("notaprotocol::b") is None
     assert local_chain("zip::s3://bucket/a.zip") is None
+
+
+@pytest.mark.parametrize("chain", ["zip::s3:/bucket/a.zip", "simplecache::s3:/bucket/x.zarr",
+                                   "dir::https:/host/x.zarr"])
+def test_a_chain_ending_at_a_url_with_one_slash_is_refused(here, tmp_path_factory,
+                                                           monkeypatch, chain):
+    """``f"simplecache::{pathlib.Path('s3://bucket/x.zarr')}"`` (one slash): its last link
+    was taken for a local path and the data written to a folder ``s3:`` here, where
+    ``s3:/bucket/x.zarr`` alone is refused."""
+    empty = tmp_path_factory.mktemp("empty")
+    monkeypatch.chdir(empty)
+    head, _, last = chain.rpartition("::")
+    scheme = last.split(":")[0]
+    with pytest.raises(zarrx.errors.StoreError, match=(
+            f"^open_group: the last link of the fsspec chain '{head}::...': a path starting "
+            f"with '{scheme}:/' is not a URL")):
+        zarrx.open_group(chain, mode="w")
+    with pytest.raises(zarrx.errors.StoreError, match="is not a URL"):
+        zarrx.copy(str(here / "x.zarr"), chain)
+    assert os.listdir(empty) == []

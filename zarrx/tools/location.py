@@ -269,6 +269,8 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
     text = os.fspath(where)
     if not isinstance(text, str):
         raise ZarrError(f"expected a str path, found bytes {text!r}")
+    if (why := one_slash_url(text)) is not None:
+        raise StoreError(why)           # s3:/bucket would be a local folder named s3:
     text = local_chain(text) or text    # zip::a.zip: zip::file:///here/a.zip, as zarrx.open
     if _is_url(text) or storage_options and file_url_path(text) is not None:
         # (a file:// URL given storage_options is fsspec's local filesystem, as zarrx.open
@@ -277,8 +279,6 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
             _refuse_inside_array_url(text, storage_options)
         # shown without the user name, password or query string (a token) it may carry
         return Location(_store_for(text, mode, storage_options), "", redact(text))
-    if (why := one_slash_url(text)) is not None:
-        raise StoreError(why)           # s3:/bucket would be a local folder named s3:
     local = file_url_path(text)
     path = text if local is None else local
     if not path:
