@@ -89,3 +89,20 @@ def test_a_local_archive_takes_its_own_options_flat(tmp_path):
     g = zarrx.open_group(f"zip::{path}", mode="r", storage_options={"mode": "r"})
     assert g["a"][...].tolist() == list(range(6))
     assert os.path.exists(path)
+
+
+@pytest.mark.parametrize("key, s3fs_name", [("endpoint", "endpoint_url"),
+                                            ("AWS_ACCESS_KEY_ID", "key"),
+                                            ("region", "client_kwargs={'region_name': ...}")])
+def test_obstore_names_given_to_the_s3_filesystem_of_a_chain(s3_server, key, s3fs_name):
+    """obstore's names under ``{"s3": ...}`` of ``simplecache::s3://...`` (where the error
+    for flat options sends them) reached s3fs, which failed at the first read
+    (``AioSession.__init__() got an unexpected keyword argument 'endpoint'``)."""
+    url = s3_server.url()
+    so = {"s3": {**s3_server.fsspec_options, key: "x"}}
+    with pytest.raises(StoreError) as info:
+        zarrx.open_group(f"simplecache::{url}", mode="r", storage_options=so)
+    assert str(info.value) == (
+        f"FsspecStore('simplecache::{url}'): storage_options['s3'] {key}: obstore's name, "
+        f"which s3fs does not take (it would fail at the first request); s3fs's is "
+        f"{s3fs_name}")

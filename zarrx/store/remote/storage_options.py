@@ -14,7 +14,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require, scheme_of
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
            "checked_endpoint", "check_s3fs_strings", "unknown_key_hint", "move_client_keys",
-           "wrong_client_setting", "check_chain_options"]
+           "wrong_client_setting", "check_chain_options", "check_obstore_names"]
 
 #: storage options that s3fs and obstore take as dicts of settings
 DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
@@ -169,32 +169,61 @@ def without_values(text: str, *configs: dict) -> str:
 _INNER = ("s3", "s3a", "http", "https")
 
 
-def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict:
+#: obstore's names of S3 options (any case), and s3fs's for them
+_OBSTORE_S3_NAMES = {
+    "endpoint": "endpoint_url", "aws_endpoint": "endpoint_url",
+    "aws_endpoint_url": "endpoint_url", "access_key_id": "key", "aws_access_key_id": "key",
+    "secret_access_key": "secret", "aws_secret_access_key": "secret",
+    "session_token": "token", "aws_session_token": "token",
+    "region": "client_kwargs={'region_name': ...}",
+    "aws_region": "client_kwargs={'region_name': ...}",
+    "skip_signature": "anon", "aws_skip_signature": "anon"}
+
+
+def check_obstore_names(owner: str, named: str, so: dict) -> None:
+    """s3fs's options hold none of obstore's names for them (s3fs hands the keywords it does
+    not know to its session, which fails on them at the first request): a StoreError naming
+    the first and s3fs's name for it."""
+    for key in so:
+        if isinstance(key, str) and (name := _OBSTORE_S3_NAMES.get(key.lower())):
+            raise StoreError(f"{owner}: {named} {key}: obstore's name, which s3fs does not "
+                             f"take (it would fail at the first request); s3fs's is {name}")
+
+
+def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions, *,
+                   owner: str | None = None, named: str = "storage_options") -> dict:
     """The keyword arguments of the fsspec filesystem for ``url``, checked: for s3fs, zarrx's
     timeouts, one attempt per request (zarrx retries), a connection per request in flight and
     error answers read no further than their first few KiB;
-    for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed)."""
+    for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed).
+    ``owner`` and ``named`` name the store and the options in errors (those of a chain's
+    inner link: ``storage_options['s3']``)."""
     so = dict(storage_options)
-    check_dict_options(f"FsspecStore({redact(url)!r})", so)
+    owner = owner or f"FsspecStore({redact(url)!r})"
+    check_dict_options(owner, so)
     for link in split_chain(url)[1:]:
         # a chain's inner filesystem (the s3 of simplecache::s3://...) takes the options
         # given under its protocol's name, and gets zarrx's as it would alone: its own
         # instance (fsspec would share one another library made on its own event loop)
         inner = scheme_of(link)
         if inner in _INNER and isinstance(so.get(inner, {}), dict):
-            so[inner] = fsspec_options(link, so.get(inner) or {}, opts)
+            so[inner] = fsspec_options(link, so.get(inner) or {}, opts, owner=owner,
+                                       named=f"{named}[{inner!r}]")
     scheme = url.split("://", 1)[0]
     if scheme == "reference":
         # the filesystems of the references' targets, as the inner one of a chain
         remote, fss = so.get("remote_protocol"), so.get("fs")
         if remote in _INNER and isinstance(so.get("remote_options", {}), dict):
-            so["remote_options"] = fsspec_options(f"{remote}://", so.get("remote_options")
-                                                  or {}, opts)
+            so["remote_options"] = fsspec_options(
+                f"{remote}://", so.get("remote_options") or {}, opts, owner=owner,
+                named=f"{named}['remote_options']")
         if isinstance(fss, dict):
-            so["fs"] = {k: fsspec_options(f"{k}://", v, opts)
+            so["fs"] = {k: fsspec_options(f"{k}://", v, opts, owner=owner,
+                                          named=f"{named}['fs'][{k!r}]")
                         if k in _INNER and isinstance(v, dict) else v for k, v in fss.items()}
     if scheme in ("s3", "s3a"):
         require("s3fs", "s3fs", f"FsspecStore({redact(url)!r})", "s3")
+        check_obstore_names(owner, named, so)
         check_s3fs_endpoints(url, so)
         check_s3fs_strings(url, so)
         cfg = dict(so.pop("config_kwargs", None) or {})
