@@ -69,11 +69,9 @@ _ONE_SLASH_URL = re.compile(r"(s3a?|gs|gcs|az|azure|abfss?|adl|https?):(?!//)/?(
 _CHAIN_HEAD = re.compile(r"([a-zA-Z][\w+.-]*)::")
 
 
-def local_chain(path: str) -> str | None:
-    """An fsspec chain ending at a local path (``zip::/data/a.zip``, ``tar::data.tar``),
-    written as the URL it means (``zip::file:///data/a.zip``, the path made absolute and a
-    leading ``~`` taken for the home directory, as fsspec reads it); None for anything else
-    (a path or URL whose first ``::`` follows no fsspec protocol stays a path)."""
+def _local_chain_parts(path: str) -> tuple[str, str] | None:
+    """The links before the last of an fsspec chain ending at a local path, and that path
+    (``("zip", "/data/a.zip")`` for ``zip::/data/a.zip``); None for anything else."""
     m = _CHAIN_HEAD.match(path)
     if m is None or "://" in path:
         return None
@@ -84,17 +82,32 @@ def local_chain(path: str) -> str | None:
     if m.group(1).lower() not in fsspec.available_protocols():
         return None
     head, _, last = path.rpartition("::")
+    return head, last
+
+
+def local_chain(path: str) -> str | None:
+    """An fsspec chain ending at a local path (``zip::/data/a.zip``, ``tar::data.tar``),
+    written as the URL it means (``zip::file:///data/a.zip``, the path made absolute and a
+    leading ``~`` taken for the home directory, as fsspec reads it); None for anything else
+    (a path or URL whose first ``::`` follows no fsspec protocol stays a path)."""
+    if (parts := _local_chain_parts(path)) is None:
+        return None
+    head, last = parts
     return f"{head}::file://{os.path.abspath(os.path.expanduser(last))}"
 
 
 def one_slash_url(path: str) -> str | None:
     """Why ``path`` is refused when it starts with a remote store's scheme followed by one
-    slash or none (``s3:/bucket/a``): a URL misspelt (or passed through ``pathlib.Path``)
+    slash or none (``s3:/bucket/a``), or is an fsspec chain whose last link does
+    (``simplecache::s3:/bucket/a``): a URL misspelt (or passed through ``pathlib.Path``)
     that would otherwise create a local folder named ``s3:``. None for any other path. The
     message shows the URL as meant, without credentials."""
     m = _ONE_SLASH_URL.match(path)
     if m is None:
-        return None
+        parts = _local_chain_parts(path)
+        if parts is None or (why := one_slash_url(parts[1])) is None:
+            return None
+        return f"the last link of the fsspec chain '{parts[0]}::...': {why}"
     from zarrx.store.remote.urls import redact
     scheme = m.group(1)
     meant = redact(f"{scheme}://{path[m.end():]}")

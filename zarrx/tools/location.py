@@ -9,7 +9,8 @@ A location is written the way a user points at data:
 - a path inside a zip archive: ``archive.zip`` or ``archive.zip/group/array`` (the first path
   component ending in ``.zip`` that is not a directory is the archive);
 - a URL (``s3://bucket/data.zarr``, ``https://...``), configured by ``storage_options``; the URL
-  is the store's root;
+  is the store's root; an fsspec chain ending at a local path (``zip::a.zip``) is the URL it
+  means (``zip::file:///here/a.zip``), as for ``zarrx.open``;
 - a :class:`~zarrx.store.Store` (its root), or an open :class:`~zarrx.Array` or
   :class:`~zarrx.Group`.
 """
@@ -30,7 +31,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.base import absolute_path
-from zarrx.store.inputs import file_url_path, one_slash_url
+from zarrx.store.inputs import file_url_path, local_chain, one_slash_url
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
@@ -268,6 +269,9 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
     text = os.fspath(where)
     if not isinstance(text, str):
         raise ZarrError(f"expected a str path, found bytes {text!r}")
+    if (why := one_slash_url(text)) is not None:
+        raise StoreError(why)           # s3:/bucket would be a local folder named s3:
+    text = local_chain(text) or text    # zip::a.zip: zip::file:///here/a.zip, as zarrx.open
     if _is_url(text) or storage_options and file_url_path(text) is not None:
         # (a file:// URL given storage_options is fsspec's local filesystem, as zarrx.open
         # opens it)
@@ -275,8 +279,6 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
             _refuse_inside_array_url(text, storage_options)
         # shown without the user name, password or query string (a token) it may carry
         return Location(_store_for(text, mode, storage_options), "", redact(text))
-    if (why := one_slash_url(text)) is not None:
-        raise StoreError(why)           # s3:/bucket would be a local folder named s3:
     local = file_url_path(text)
     path = text if local is None else local
     if not path:

@@ -94,6 +94,7 @@ class FsspecStore(DirListing, RemoteStore):
         if isinstance(fs, str):
             if (problem := bucket_problem(fs)) is not None:
                 raise StoreError(f"FsspecStore: {problem}")
+            check_chain_options(fs, self._storage_options)
             so = reference_options(fs, fsspec_options(fs, self._storage_options, opts),
                                    f"FsspecStore({redact(fs)!r})")
             try:
@@ -110,7 +111,6 @@ class FsspecStore(DirListing, RemoteStore):
                 raise StoreError(f"FsspecStore({redact(fs)!r}): {opening_failure(so, exc)}"
                                  ) from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
-            check_chain_options(fs, self.fs, self._storage_options)
             root = inside_dir(self.fs, root)
             for s3 in (self.fs, getattr(self.fs, "fs", None)):   # simplecache::s3: its target
                 if type(s3).__name__ == "S3FileSystem" and hasattr(s3, "retries"):

@@ -34,8 +34,8 @@ from zarrx.store.remote.obstore_listing import (Listed, names_below, resumes, ro
                                                 without_folder_markers)
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
-                                                move_client_keys,
-                                                unknown_key_hint, without_values)
+                                                move_client_keys, unknown_key_hint,
+                                                without_values, wrong_client_setting)
 from zarrx.store.remote.urls import (HTTP_SCHEMES, WEB_READ_ONLY, basic_credentials, bucket_problem,
                                      dot_segment, empty_segment, literal_path, redact, require,
                                      scheme_of, without_userinfo)
@@ -365,15 +365,14 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
 
     so = dict(storage_options)
     client = dict(so.pop("client_options", None) or {})
-    if scheme_of(url) not in HTTP_SCHEMES:
-        move_client_keys(so, client)
+    moved = move_client_keys(so, client) if scheme_of(url) not in HTTP_SCHEMES else {}
     # whole milliseconds: obstore reads neither "1e-09s" nor "1e+30s", and a duration of 0
     # would time every request out at once (0 is "no limit", as for FsspecStore)
     client.setdefault("timeout", f"{duration_ms(opts.timeout)}ms")
     client.setdefault("connect_timeout", f"{duration_ms(opts.connect_timeout)}ms")
     scheme = scheme_of(url)
-    if "endpoint_url" in so:
-        so["endpoint"] = so.pop("endpoint_url")
+    for key in [k for k in so if isinstance(k, str) and k.lower() == "endpoint_url"]:
+        so["endpoint"] = so.pop(key)                 # s3fs's name, in any case
     endpoint = checked_endpoint(f"ObjectStore({redact(url)!r})", so)
     if scheme in ("s3", "s3a") and not endpoint:
         # obstore reads the endpoint from the environment too, but the client options given
@@ -395,8 +394,9 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
                 headers["Authorization"] = auth
             url = without_userinfo(url)
         client["default_headers"] = headers
-    if scheme in ("s3", "s3a") and "conditional_put" not in so \
-            and "aws_conditional_put" not in so and opts.conditional_writes is not False:
+    given = {k.lower() for k in so if isinstance(k, str)}      # obstore reads any case
+    if scheme in ("s3", "s3a") and not given & {"conditional_put", "aws_conditional_put"} \
+            and opts.conditional_writes is not False:
         so["conditional_put"] = "etag"
     retry = so.pop("retry_config", None) or {
         "max_retries": 0,
@@ -445,6 +445,8 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
             # obstore's message ("'int' object is not an instance of 'str'") names no option
             raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {wrong[0]}: "
                              f"expected a str, found {type(so[wrong[0]]).__name__}") from None
+        if isinstance(exc, TypeError) and (why := wrong_client_setting(client, moved)):
+            raise StoreError(f"ObjectStore({redact(url)!r}): {why}") from None
         shown = without_values(first_line(exc), so, client)
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {shown}{unknown_key_hint(shown)}") from None

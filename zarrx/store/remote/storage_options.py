@@ -15,7 +15,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require, scheme_of
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
            "checked_endpoint", "check_s3fs_strings", "unknown_key_hint", "move_client_keys",
-           "check_chain_options"]
+           "wrong_client_setting", "check_chain_options", "check_obstore_names"]
 
 #: storage options that s3fs and obstore take as dicts of settings
 DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
@@ -99,29 +99,61 @@ def check_known_options(url: str, fs_class: str, so: dict) -> None:
                          f"{', '.join(sorted(own | _CACHE_OPTIONS))}")
 
 
-#: fsspec's caching filesystems, which take any keyword and ignore those they do not know
-_CACHING = ("SimpleCacheFileSystem", "WholeFileCacheFileSystem", "CachingFileSystem")
+#: fsspec's filesystems that wrap another (its caches, ``dir::``, its archives) and take any
+#: keyword, ignoring those they do not know; what each does with the one it wraps
+_WRAPPERS = {"SimpleCacheFileSystem": "caches", "WholeFileCacheFileSystem": "caches",
+             "CachingFileSystem": "caches", "DirFileSystem": "reads", "ZipFileSystem": "reads",
+             "TarFileSystem": "reads", "LibArchiveFileSystem": "reads"}
+#: the catch-all parameters of a filesystem's ``__init__``, named by no option
+_CATCH_ALL = {"self", "args", "kwargs", "storage_options"}
 
 
-def check_chain_options(url: str, fs: Any, so: dict) -> None:
-    """The storage options of a chain opening with a caching filesystem
-    (``simplecache::s3://...``) that it would ignore (a StoreError naming them): the
-    options of the filesystem it caches go under that filesystem's protocol."""
-    if type(fs).__name__ not in _CACHING:
-        return
+def _own_options(cls: type) -> set[str]:
+    """The keywords the ``__init__`` of fsspec filesystem class ``cls`` (and its bases) name."""
     import inspect
-    own = set(_CACHE_OPTIONS) | {"asynchronous", "loop"}
-    for cls in type(fs).__mro__:
-        if "__init__" in vars(cls):
-            own |= set(inspect.signature(cls.__init__).parameters) - {"self"}
-    links = [scheme_of(link) or link for link in split_chain(url)]
-    if unknown := sorted(str(k) for k in so if k not in own and k not in links):
-        inner = next((p for p in links[1:] if p and p != "file"), "the inner filesystem")
-        raise StoreError(f"FsspecStore({redact(url)!r}): storage_options "
-                         f"{', '.join(unknown)}: not options of {type(fs).__name__} "
-                         f"({links[0]}::), which would ignore them; options of the filesystem "
-                         f"it caches go under its protocol: storage_options={{{inner!r}: "
-                         f"{{...}}}}, as fsspec takes them")
+    own: set[str] = set()
+    for base in cls.__mro__:
+        if "__init__" in vars(base):
+            try:
+                own |= set(inspect.signature(base.__init__).parameters)
+            except (TypeError, ValueError):
+                continue
+    return own - _CATCH_ALL
+
+
+def check_chain_options(url: str, so: dict) -> None:
+    """The storage options of a chain opening with a filesystem that wraps another
+    (``simplecache::s3://...``, ``zip::s3://...``, ``dir::``, ``tar::``) that it would
+    ignore (fsspec hands the options given flat to the chain's first link): a StoreError
+    naming them, before anything is opened; the options of another link go under its
+    protocol."""
+    links = split_chain(url)
+    if len(links) < 2:
+        return
+    import fsspec
+    protocols = [scheme_of(link) or link.lower() for link in links]
+    classes = []
+    for protocol in protocols:
+        try:
+            classes.append(fsspec.get_filesystem_class(protocol or "file"))
+        except (ImportError, ValueError):
+            classes.append(None)         # opening names what is missing
+    first = classes[0]
+    if first is None or first.__name__ not in _WRAPPERS:
+        return
+    own = _own_options(first) | set(_CACHE_OPTIONS) | {"asynchronous", "loop"}
+    if not (unknown := sorted(str(k) for k in so if k not in own and k not in protocols)):
+        return
+    # the link whose filesystem takes them all, else the last one read over the network
+    inner = next((p for p, cls in zip(protocols[1:], classes[1:])
+                  if cls is not None and set(unknown) <= _own_options(cls)), None) or \
+        next((p for p in reversed(protocols[1:]) if p and p != "file"),
+             "the inner filesystem")
+    raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {', '.join(unknown)}: "
+                     f"not options of {first.__name__} ({protocols[0]}::), which would ignore "
+                     f"them; options of the filesystem it {_WRAPPERS[first.__name__]} go under "
+                     f"its protocol: storage_options={{{inner!r}: {{...}}}}, as fsspec takes "
+                     f"them")
 
 
 def without_values(text: str, *configs: dict) -> str:
@@ -138,33 +170,62 @@ def without_values(text: str, *configs: dict) -> str:
 _INNER = ("s3", "s3a", "http", "https")
 
 
-def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict:
+#: obstore's names of S3 options (any case), and s3fs's for them
+_OBSTORE_S3_NAMES = {
+    "endpoint": "endpoint_url", "aws_endpoint": "endpoint_url",
+    "aws_endpoint_url": "endpoint_url", "access_key_id": "key", "aws_access_key_id": "key",
+    "secret_access_key": "secret", "aws_secret_access_key": "secret",
+    "session_token": "token", "aws_session_token": "token",
+    "region": "client_kwargs={'region_name': ...}",
+    "aws_region": "client_kwargs={'region_name': ...}",
+    "skip_signature": "anon", "aws_skip_signature": "anon"}
+
+
+def check_obstore_names(owner: str, named: str, so: dict) -> None:
+    """s3fs's options hold none of obstore's names for them (s3fs hands the keywords it does
+    not know to its session, which fails on them at the first request): a StoreError naming
+    the first and s3fs's name for it."""
+    for key in so:
+        if isinstance(key, str) and (name := _OBSTORE_S3_NAMES.get(key.lower())):
+            raise StoreError(f"{owner}: {named} {key}: obstore's name, which s3fs does not "
+                             f"take (it would fail at the first request); s3fs's is {name}")
+
+
+def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions, *,
+                   owner: str | None = None, named: str = "storage_options") -> dict:
     """The keyword arguments of the fsspec filesystem for ``url``, checked: for s3fs, zarrx's
     timeouts, one attempt per request (zarrx retries), a connection per request in flight and
     error answers read no further than their first few KiB;
     for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed);
-    for gcsfs, zarrx's timeouts (gcsfs waits for an answer without limit by default)."""
+    for gcsfs, zarrx's timeouts (gcsfs waits for an answer without limit by default).
+    ``owner`` and ``named`` name the store and the options in errors (those of a chain's
+    inner link: ``storage_options['s3']``)."""
     so = dict(storage_options)
-    check_dict_options(f"FsspecStore({redact(url)!r})", so)
+    owner = owner or f"FsspecStore({redact(url)!r})"
+    check_dict_options(owner, so)
     for link in split_chain(url)[1:]:
         # a chain's inner filesystem (the s3 of simplecache::s3://...) takes the options
         # given under its protocol's name, and gets zarrx's as it would alone: its own
         # instance (fsspec would share one another library made on its own event loop)
         inner = scheme_of(link)
         if inner in _INNER and isinstance(so.get(inner, {}), dict):
-            so[inner] = fsspec_options(link, so.get(inner) or {}, opts)
+            so[inner] = fsspec_options(link, so.get(inner) or {}, opts, owner=owner,
+                                       named=f"{named}[{inner!r}]")
     scheme = url.split("://", 1)[0]
     if scheme == "reference":
         # the filesystems of the references' targets, as the inner one of a chain
         remote, fss = so.get("remote_protocol"), so.get("fs")
         if remote in _INNER and isinstance(so.get("remote_options", {}), dict):
-            so["remote_options"] = fsspec_options(f"{remote}://", so.get("remote_options")
-                                                  or {}, opts)
+            so["remote_options"] = fsspec_options(
+                f"{remote}://", so.get("remote_options") or {}, opts, owner=owner,
+                named=f"{named}['remote_options']")
         if isinstance(fss, dict):
-            so["fs"] = {k: fsspec_options(f"{k}://", v, opts)
+            so["fs"] = {k: fsspec_options(f"{k}://", v, opts, owner=owner,
+                                          named=f"{named}['fs'][{k!r}]")
                         if k in _INNER and isinstance(v, dict) else v for k, v in fss.items()}
     if scheme in ("s3", "s3a"):
         require("s3fs", "s3fs", f"FsspecStore({redact(url)!r})", "s3")
+        check_obstore_names(owner, named, so)
         check_s3fs_endpoints(url, so)
         check_s3fs_strings(url, so)
         cfg = dict(so.pop("config_kwargs", None) or {})
@@ -217,11 +278,13 @@ CLIENT_KEYS = frozenset({
 _PREFIXES = ("aws_", "google_", "azure_")
 
 
-def move_client_keys(so: dict, client: dict) -> None:
+def move_client_keys(so: dict, client: dict) -> dict[str, str]:
     """Move the HTTP client settings given among an obstore store's own options
     (``aws_allow_http``, ``timeout``: object_store's names, as its environment variables
     ``AWS_ALLOW_HTTP``... give them) into its client options, where obstore takes them (it
-    would fail on them there); one given in ``client_options`` itself wins."""
+    would fail on them there); one given in ``client_options`` itself wins. Returns the key
+    each moved setting was given under, by its client option name."""
+    moved: dict[str, str] = {}
     for key in list(so):
         if not isinstance(key, str):
             continue
@@ -231,7 +294,39 @@ def move_client_keys(so: dict, client: dict) -> None:
                 name = name[len(prefix):]
         if name in CLIENT_KEYS:
             value = so.pop(key)
-            client.setdefault(name, value)
+            if name not in client:
+                client[name], moved[name] = value, key
+    return moved
+
+
+#: what obstore takes for each kind of client setting (others: a str)
+_DURATIONS = ("connect_timeout", "http2_keep_alive_interval", "http2_keep_alive_timeout",
+              "pool_idle_timeout", "read_timeout", "timeout")
+_BOOLS = ("allow_http", "allow_invalid_certificates", "http1_only", "http2_keep_alive_while_idle",
+          "http2_only", "randomize_addresses")
+
+
+def wrong_client_setting(client: dict, moved: dict[str, str]) -> str | None:
+    """Why obstore refused a client setting's type (it names none): the first of another
+    type than it takes, named as it was given (``timeout``, ``client_options['timeout']``),
+    or None."""
+    import datetime
+    for name, value in client.items():
+        if name in _DURATIONS:
+            ok, want = (str, datetime.timedelta), ("a str (a duration such as '30s') or a "
+                                                   "datetime.timedelta")
+        elif name in _BOOLS:
+            ok, want = (bool, str), "a bool or a str ('true' or 'false')"
+        elif name == "default_headers":
+            ok, want = (dict,), "a dict"
+        elif name == "root_certificate":
+            ok, want = (str, bytes), "a str or bytes"
+        else:
+            ok, want = (str,), "a str"
+        if value is not None and not isinstance(value, ok):
+            where = moved.get(name) or f"client_options[{name!r}]"
+            return f"storage_options {where}: expected {want}, found {type(value).__name__}"
+    return None
 
 
 def checked_endpoint(owner: str, so: dict) -> Any:
