@@ -241,10 +241,15 @@ class ObjectStore(DirListing, RemoteStore):
             return
         raise Failure(status_kind(status, ""), status)
 
-    async def _list(self, prefix: str, state: dict) -> list[str]:
+    def _root_lister(self) -> tuple[Any, str, str]:
+        """The client listing from the bucket's root, made at the first listing (see
+        :func:`root_client`)."""
         if self._lister is None:
             self._lister = root_client(self._client)
-        lister, below, named = self._lister
+        return self._lister
+
+    async def _list(self, prefix: str, state: dict) -> list[str]:
+        lister, below, named = self._root_lister()
         full = (below + self._prefix + prefix).rstrip("/")
         obs = _obstore()
 
@@ -297,14 +302,10 @@ class ObjectStore(DirListing, RemoteStore):
     def _dir_lister(self) -> Callable[[str, dict], Awaitable[Children]] | None:
         """S3 lists a folder's children skipping over the keys of each child folder (see
         :mod:`~zarrx.store.remote.obstore_children`); other backends list every key below."""
-        if self._lister is None:
-            self._lister = root_client(self._client)
-        return self._children if type(self._lister[0]).__name__ in SKIPS else None
+        return self._children if type(self._root_lister()[0]).__name__ in SKIPS else None
 
     async def _children(self, folder: str, state: dict) -> Children:
-        if self._lister is None:
-            self._lister = root_client(self._client)
-        lister, below, named = self._lister
+        lister, below, named = self._root_lister()
         full = (below + self._prefix + folder).rstrip("/")
         obs = _obstore()
 
