@@ -58,6 +58,9 @@ is an :class:`~zarrx.errors.ArgumentError` naming the variable.
 ``array.write_empty_chunks`` is ``write_empty_chunks``, ``array.order`` is ``order``; ``threading.max_workers`` and
 ``async.concurrency`` are ``threads`` (zarrx has one thread pool for decoding and for store
 requests; ``None`` means the CPU count).
+``array.rectilinear_chunks`` and ``array.read_missing_chunks`` switch on in zarr-python what
+zarrx always does: ``set`` takes them with ``True`` only, and ``get`` gives ``True``.
+``to_dict()`` gives every setting by zarrx's name; ``pprint(**kwargs)`` prints that.
 
     with zarrx.config.set(threads=1):
         z[:]                      # decoded on the calling thread only
@@ -75,7 +78,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from zarrx import _fork
 
-__all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
+__all__ = ["set", "get", "refresh", "reset", "to_dict", "pprint", "pool_limit", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict", "memory_pool": None, "write_behind": True,
@@ -86,8 +89,15 @@ CONSISTENCY = ("strict", "none")
 ALIASES = {"array.write_empty_chunks": "write_empty_chunks", "array.order": "order",
            "threading.max_workers": "threads",
            "async.concurrency": "threads"}
+#: zarr-python settings that switch on what zarrx always does: ``set`` takes them with that
+#: value and changes nothing, ``get`` gives it; another value is refused, naming why
+ALWAYS = {"array.rectilinear_chunks": (True, "zarrx always reads and writes rectilinear chunk "
+                                             "grids"),
+          "array.read_missing_chunks": (True, "zarrx always reads a chunk that is not stored "
+                                              "as the fill value")}
 # zarr-python settings zarrx has no counterpart for (named in the error)
 _FOREIGN = ("default_zarr_format", "array.target_shard_size_bytes",
+            "array.sharding_coalesce_max_gap_bytes", "array.sharding_coalesce_max_bytes",
             "async.timeout", "json_indent", "codec_pipeline", "codecs", "buffer", "ndbuffer")
 ENV_PREFIX = "ZARRX_"
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
@@ -127,6 +137,8 @@ def get(key: str, default: object = _NO_DEFAULT) -> object:
         pass
     if isinstance(name, str) and name in ALIASES:
         return _values[ALIASES[name]]
+    if isinstance(name, str) and name in ALWAYS:
+        return ALWAYS[name][0]
     if default is not _NO_DEFAULT:
         return default
     return _values[_name(name)]         # raises, naming the key
@@ -248,7 +260,8 @@ reset = refresh
 def _flatten(mapping: Mapping, prefix: str = "") -> Iterator[tuple[str, object]]:
     for key, value in mapping.items():
         full = f"{prefix}{key}"
-        if isinstance(value, Mapping) and full not in _DEFAULTS and full not in ALIASES:
+        if isinstance(value, Mapping) and full not in _DEFAULTS and full not in ALIASES and \
+                full not in ALWAYS:
             yield from _flatten(value, full + ".")
         else:
             yield full, value
@@ -281,6 +294,12 @@ def set(arg: Mapping[str, object] | None = None,  # noqa: A001
     checked: dict[str, object] = {}
     keys: dict[str, str] = {}
     for key, value in pairs:
+        if isinstance(key, str) and key in ALWAYS:
+            fixed, why = ALWAYS[key]
+            if type(value) is not type(fixed) or value != fixed:
+                raise ArgumentError(f"zarrx.config.{key}: expected {fixed!r} ({why}; there is "
+                                    f"no setting to change that), found {value!r}")
+            continue
         name = _name(key)
         value = _check(name, value, key)
         if name in checked and checked[name] != value:
@@ -293,6 +312,21 @@ def set(arg: Mapping[str, object] | None = None,  # noqa: A001
     if "memory_pool" in checked:
         _pool_changed()
     return _restore(old)
+
+
+def to_dict() -> dict[str, object]:
+    """Every zarrx setting and its current value, by zarrx's names (a copy), as zarr-python's
+    ``zarr.config.to_dict()`` gives its own settings."""
+    with _lock:
+        return dict(sorted(_values.items()))
+
+
+def pprint(**kwargs: object) -> None:
+    """Print :func:`to_dict` with :func:`pprint.pprint`, which takes the keywords (``stream=``,
+    ``width=``, ...), as zarr-python's ``zarr.config.pprint`` does."""
+    import pprint as _pprint
+
+    _pprint.pprint(to_dict(), **kwargs)
 
 
 def __getattr__(name: str) -> object:
