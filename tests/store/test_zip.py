@@ -329,8 +329,8 @@ def test_a_path_that_is_not_a_file_name_is_refused(tmp_path, monkeypatch, bad, f
     monkeypatch.chdir(tmp_path)
     with pytest.raises(StoreError) as info:
         ZipStore(bad, mode="w")
-    assert str(info.value) == (f"ZipStore({bad!r}): path: expected the path of a zip archive, "
-                               f"found {found}")
+    assert str(info.value) == (f"ZipStore({bad!r}): path: expected the path of a zip archive "
+                               f"or an open binary file (with read, seek and tell), found {found}")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -40,12 +40,14 @@ import warnings
 import weakref
 import zipfile
 from collections.abc import Hashable, Iterator, Sequence
+from typing import BinaryIO
 
 from zarrx import _fork
-from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError
+from zarrx.errors import StoreArgumentError, StoreError, StoreExistsError, StoreNotFoundError
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
 from zarrx.store.zipcheck import check_name, name_problem
+from zarrx.store.zipfileobj import is_file_object, open_file_archive
 from zarrx.store.keyindex import KeyIndex
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (Pending, close_quietly, copy_version, identity, make_temp,
@@ -71,24 +73,35 @@ class ZipStore(Store):
     ranges_read_whole = True             # a compressed entry is inflated whole for its CRC
     parallel_writes = False              # one archive takes one write at a time
 
-    def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
+    def __init__(self, path: str | os.PathLike[str] | BinaryIO, mode: str = "r", *,
                  read_only: bool | None = None, compression: int = zipfile.ZIP_STORED,
                  allowZip64: bool = True) -> None:  # noqa: N803 - zipfile's name
         """``read_only`` (zarr-python's keyword) defaults to ``mode == "r"``; a read-only
-        store needs mode ``r`` and a writable one a writing mode."""
+        store needs mode ``r`` and a writable one a writing mode. ``path`` may also be an open
+        binary file object (``read``, ``seek``, ``tell``) to read the archive from, in mode
+        ``r``: see :mod:`zarrx.store.zipfileobj`."""
         name = os.fspath(path) if isinstance(path, os.PathLike) else path
-        if not isinstance(name, str) or not name or "\x00" in name:
+        self._fileobj = path if is_file_object(name) else None
+        if self._fileobj is not None:
+            self._path = self._target = None
+        elif not isinstance(name, str) or not name or "\x00" in name:
             found = f"a {type(name).__name__}" if not isinstance(name, str) else \
                 "a path holding a NUL character" if name else "an empty path"
-            raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
-                             f"found {found}")
-        self._path = absolute_path(name)       # as a str, for the system calls
-        # a symbolic link to an archive: written through, as zipfile writes, never replaced
-        self._target = os.path.realpath(self._path)
+            raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive "
+                             f"or an open binary file (with read, seek and tell), found {found}")
+        else:
+            self._path = absolute_path(name)       # as a str, for the system calls
+            # a symbolic link to an archive: written through, as zipfile writes, never replaced
+            self._target = os.path.realpath(self._path)
         self.mode = mode
         self._origin: ZipStore | None = None    # a read-only view: the store it views
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        if self._fileobj is not None and mode != "r":
+            raise StoreArgumentError(
+                f"{self!r}: mode {mode!r}: a zip archive in a file object is only read (mode "
+                f"'r'); to write one, give its path: zarrx writes a temporary archive next to it "
+                f"and puts it in place when the store is closed")
         if read_only is not None and bool(read_only) != (mode == "r"):
             raise StoreError(f"{self!r}: read_only={read_only!r} does not fit mode {mode!r}: "
                              f"mode 'r' reads only, modes 'w', 'x' and 'a' write")
@@ -113,7 +126,8 @@ class ZipStore(Store):
                 remove_stale(self._target)      # temporaries of writers that are gone
                 tmp, held = make_temp(self._target)
             if zf is None:
-                zf = open_archive(self._path) if mode == "r" else zipfile.ZipFile(
+                zf = open_file_archive(self._fileobj) if self._fileobj is not None else \
+                    open_archive(self._path) if mode == "r" else zipfile.ZipFile(
                     tmp, "w", compression=compression, allowZip64=allowZip64)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
             # NotImplementedError: a version or feature zipfile lacks; ValueError: a name flagged
@@ -370,9 +384,10 @@ class ZipStore(Store):
                     self._pending.finish(True)
 
     @property
-    def path(self) -> pathlib.Path:
-        """The archive's path, absolute, as a :class:`pathlib.Path` (zarr-python's type)."""
-        return pathlib.Path(self._path)
+    def path(self) -> pathlib.Path | None:
+        """The archive's path, absolute, as a :class:`pathlib.Path` (zarr-python's type); None
+        for an archive read from a file object, as in zarr-python."""
+        return None if self._path is None else pathlib.Path(self._path)
 
     def with_read_only(self, read_only: bool = False) -> ZipStore:
         """A read-only store over the same open archive (the file is not opened again): it
@@ -394,20 +409,26 @@ class ZipStore(Store):
         return view
 
     def __reduce__(self) -> tuple:
+        if self._fileobj is not None:
+            raise StoreArgumentError(f"{self!r}: a ZipStore reading a file object cannot be "
+                                     f"pickled (the file is not); open it from the archive's "
+                                     f"path to send it to another process")
         if not self.read_only or self._origin is not None:
             raise StoreError(f"{self!r}: only a ZipStore opened in mode 'r' can be pickled")
         return (ZipStore, (self._path, "r"))
 
     def __eq__(self, other: object) -> bool:
         """As zarr-python's: zip stores of one archive path are equal, whatever their mode."""
-        return isinstance(other, type(self)) and self._path == other._path
+        return isinstance(other, type(self)) and self._path == other._path and \
+            self._fileobj is other._fileobj     # (a file object: the same one)
 
     def __hash__(self) -> int:
-        return hash((ZipStore, self._path))
+        return hash((ZipStore, self._path, id(self._fileobj)))
 
     def __repr__(self) -> str:
         view = ", read_only=True" if self._origin is not None else ""
-        return f"ZipStore({self._path!r}, mode={self.mode!r}{view})"
+        where = self._path if self._fileobj is None else self._fileobj
+        return f"ZipStore({where!r}, mode={self.mode!r}{view})"
 
 
 def _generation(info: zipfile.ZipInfo | None) -> Hashable | None:

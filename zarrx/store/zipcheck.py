@@ -22,6 +22,20 @@ _LOCAL_SIZE = 30                # local file header, up to the name
 _END_SEARCH = 22 + 65535        # the end record and the longest comment: where zipfile looks
 
 
+def size_of(fp: BinaryIO) -> int:
+    """The size of the file open as ``fp``: from its descriptor when it has one, else the
+    offset of its end (a file object without one; its position is left where it was)."""
+    try:
+        return os.fstat(fp.fileno()).st_size
+    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both
+        pass
+    here = fp.tell()
+    try:
+        return fp.seek(0, os.SEEK_END)
+    finally:
+        fp.seek(here)
+
+
 def _end_record(fp: BinaryIO) -> tuple[str, int, list]:
     """The name of the end record zipfile reads (its zip64 form if present), its offset and
     its fields."""
@@ -57,7 +71,7 @@ def _no_end_record(fp: BinaryIO) -> str:
 def check_end_record(fp: BinaryIO, path: str) -> None:
     """The end record of the archive open as ``fp`` places the central directory within the
     file, before the end record; BadZipFile naming the field otherwise."""
-    file_size = os.fstat(fp.fileno()).st_size
+    file_size = size_of(fp)
     record, located, end = _end_record(fp)
     size = end[zipfile._ECD_SIZE]               # type: ignore[attr-defined]
     offset = end[zipfile._ECD_OFFSET]           # type: ignore[attr-defined]

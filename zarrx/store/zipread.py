@@ -184,11 +184,16 @@ def positional(fp: BinaryIO) -> BinaryIO:
     """``fp`` read at explicit offsets (``pread``) where the system has them: the descriptor's
     file offset, which processes forked with the archive open share, is neither used nor moved,
     so what one process reads never disturbs another's read. Bytes ``fp`` buffered for writing
-    are flushed first."""
+    are flushed first. A file object without a descriptor (``io.BytesIO``, an fsspec file) is
+    read as it is, with ``seek`` and ``read``."""
     if not hasattr(os, "pread"):
         return fp
+    try:
+        fd = fp.fileno()
+    except (AttributeError, OSError, ValueError):   # a file object without a descriptor
+        return fp                                   # (read under the store's lock)
     fp.flush()
-    return _Positional(fp.fileno())  # type: ignore[return-value]
+    return _Positional(fd)  # type: ignore[return-value]
 
 
 class _Positional:
