@@ -62,7 +62,8 @@ def test_pprint_and_to_dict_as_the_guide_calls_them():
     settings = zarrx.config.to_dict()
     assert set(settings) == {"threads", "write_empty_chunks", "order", "consistency",
                              "memory_pool", "write_behind", "max_metadata_bytes",
-                             "shard_index_cache_bytes", "decoded_shard_cache_bytes"}
+                             "shard_index_cache_bytes", "decoded_shard_cache_bytes",
+                             "default_zarr_format"}
     with zarrx.config.set({"array.order": "F"}):
         assert zarrx.config.to_dict()["order"] == "F"
         stream = io.StringIO()

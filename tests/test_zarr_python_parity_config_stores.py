@@ -35,9 +35,9 @@ def test_config_aliases_and_refusals():
     assert zarrx.config.write_empty_chunks is False and zarrx.config.consistency == "strict"
     with zarrx.config.set(threads=2):                    # the keyword form keeps working
         assert zarrx.config.threads == 2
-    with pytest.raises(ValueError, match="'default_zarr_format' is a zarr-python setting zarrx "
+    with pytest.raises(ValueError, match="'json_indent' is a zarr-python setting zarrx "
                                          "has no counterpart for"):
-        zarrx.config.set({"default_zarr_format": 2})
+        zarrx.config.set({"json_indent": 2})
     with pytest.raises(ValueError, match="'threading.max_workers' and 'async.concurrency' both "
                                          "set 'threads', to 2 and 3"):
         zarrx.config.set({"threading.max_workers": 2, "async.concurrency": 3})

@@ -15,6 +15,10 @@ Settings:
   Zarr v2 array created without ``order=`` stores (default ``"C"``), as zarr-python's
   ``array.order``. Taken when the handle is made: a handle keeps its order after a
   ``with set(...)`` block ends.
+- ``default_zarr_format``: the Zarr format (2 or 3) of a node created without
+  ``zarr_format=`` where no group above it sets one (default 3), as zarr-python's setting of
+  that name; a node created inside an existing group takes that group's format whatever this
+  is.
 - ``consistency``: ``"strict"`` (conditional writes keep updates from other processes) or
   ``"none"``.
 - ``memory_pool``: how many bytes of freed memory the process keeps for reuse, in each of two
@@ -71,6 +75,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import numbers
 import os
 import sys
 import types
@@ -83,7 +88,7 @@ __all__ = ["set", "get", "refresh", "reset", "to_dict", "pprint", "pool_limit", 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict", "memory_pool": None, "write_behind": True,
              "max_metadata_bytes": 64 << 20, "shard_index_cache_bytes": 32 << 20,
-             "decoded_shard_cache_bytes": 64 << 20, "order": "C"}
+             "decoded_shard_cache_bytes": 64 << 20, "order": "C", "default_zarr_format": 3}
 CONSISTENCY = ("strict", "none")
 #: zarr-python's dotted keys -> zarrx settings
 ALIASES = {"array.write_empty_chunks": "write_empty_chunks", "array.order": "order",
@@ -96,7 +101,7 @@ ALWAYS = {"array.rectilinear_chunks": (True, "zarrx always reads and writes rect
           "array.read_missing_chunks": (True, "zarrx always reads a chunk that is not stored "
                                               "as the fill value")}
 # zarr-python settings zarrx has no counterpart for (named in the error)
-_FOREIGN = ("default_zarr_format", "array.target_shard_size_bytes",
+_FOREIGN = ("array.target_shard_size_bytes",
             "array.sharding_coalesce_max_gap_bytes", "array.sharding_coalesce_max_bytes",
             "async.timeout", "json_indent", "codec_pipeline", "codecs", "buffer", "ndbuffer")
 ENV_PREFIX = "ZARRX_"
@@ -156,6 +161,11 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
     if name in _BOOLS and not isinstance(value, bool):
         expected = f"one of {', '.join(_TRUE + _FALSE)}" if env else "a bool"
         raise ArgumentError(f"{key}: expected {expected}, found {value!r}")
+    if name == "default_zarr_format":
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+                int(value) not in (2, 3):
+            raise ArgumentError(f"{key}: expected 2 or 3, found {value!r}")
+        return int(value)
     if name == "order" and (not isinstance(value, str) or value not in ("C", "F")):
         raise ArgumentError(f"{key}: expected 'C' or 'F', found {value!r}")
     if name == "consistency" and (not isinstance(value, str) or value not in CONSISTENCY):
@@ -178,7 +188,7 @@ def _from_env(name: str, text: str) -> object:
     """The value the environment variable for setting ``name`` gives it, before checking."""
     word = text.strip().lower()
     if name in ("threads", "memory_pool", "max_metadata_bytes", "shard_index_cache_bytes",
-                "decoded_shard_cache_bytes"):
+                "decoded_shard_cache_bytes", "default_zarr_format"):
         if word in ("", "none", "null") and name in ("threads", "memory_pool"):
             return None
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zarrx import config
 from zarrx.chunk_io import chunk_shape_at, codec_plan
 from zarrx.creation import Ancestors, check_format, check_parents, node_path
 from zarrx.node_paths import parent_exists
@@ -75,7 +76,7 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
         v2 = sorted(p for p, m in metas.items() if m.zarr_format == 2)
         raise ArgumentError(f"create_hierarchy: nodes of both Zarr formats; Zarr v2 at {v2}, "
                             f"the rest Zarr v3: a hierarchy holds one format")
-    fmt = formats.pop() if formats else (zarr_format or 3)
+    fmt = formats.pop() if formats else (zarr_format or config.get("default_zarr_format"))
     fmt = check_format(fmt)
     if zarr_format is not None and fmt != zarr_format:
         raise ArgumentError(f"create_hierarchy: the nodes are Zarr v{fmt}, but the group "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from zarrx import config
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, MetadataError,
                           ZarrError)
 from zarrx.metadata import nodes
@@ -147,8 +148,9 @@ def check_v3_names(paths: list[str], path: str, what: str) -> None:
 def inherited_format(store: Store, path: str, zarr_format: int | None,
                      found: Ancestors | None = None) -> int:
     """``zarr_format``, or when it is None the format of the nearest existing node above
-    ``path`` (a node created inside a Zarr v2 hierarchy is Zarr v2), else 3. ``found``: the
-    nodes above ``path`` as the caller's other checks read them (see :class:`Ancestors`)."""
+    ``path`` (a node created inside a Zarr v2 hierarchy is Zarr v2), else the setting
+    ``default_zarr_format`` (3 unless changed). ``found``: the nodes above ``path`` as the
+    caller's other checks read them (see :class:`Ancestors`)."""
     if zarr_format is not None:
         return zarr_format
     if found is None:
@@ -157,7 +159,7 @@ def inherited_format(store: Store, path: str, zarr_format: int | None,
         meta = found(cur)
         if meta is not None:
             return meta.zarr_format
-    return 3
+    return config.get("default_zarr_format")
 
 
 def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str,
