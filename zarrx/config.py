@@ -53,7 +53,8 @@ zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRI
 (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``; the same for
 ``ZARRX_WRITE_BEHIND``), ``ZARRX_CONSISTENCY=none``,
 ``ZARRX_MEMORY_POOL=0``, ``ZARRX_MAX_METADATA_BYTES=268435456``,
-``ZARRX_SHARD_INDEX_CACHE_BYTES=0``, ``ZARRX_DECODED_SHARD_CACHE_BYTES=0``; ``none`` (or an
+``ZARRX_SHARD_INDEX_CACHE_BYTES=0``, ``ZARRX_DECODED_SHARD_CACHE_BYTES=0``,
+``ZARRX_DEFAULT_ZARR_FORMAT=2``; ``none`` (or an
 empty value) gives ``threads`` and ``memory_pool`` their defaults. A value that does not parse
 is an :class:`~zarrx.errors.ArgumentError` naming the variable.
 
