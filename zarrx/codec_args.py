@@ -284,6 +284,13 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     if len(comp) > 1:
         raise ArgumentTypeError(f"{what}: Zarr v2 takes at most one compressor, found "
                                 f"{len(comp)}")
+    if comp and _kind(comp[0]) == A2B:         # pcodec, zfpy: the compressor serialises
+        if ser.name != "bytes" or (ser.to_spec() if isinstance(ser, Codec) else ser
+                                   ).configuration.get("endian") not in (None, endian):
+            raise ArgumentError(f"{what}: compressors[0] {_what(comp[0])} encodes the "
+                                f"chunk's array itself: Zarr v2 takes no serializer with it, "
+                                f"found {_what(ser)}")
+        ser, comp = comp[0], []
     vlen = ("vlen-utf8", "vlen-bytes")
     objects = [f for f in flt if f.name in vlen]
     if ser.name in vlen or objects:
@@ -307,11 +314,18 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
                                     for f in flt[:at]], None)
         if declared is not None:
             ser = CodecSpec("bytes", {"endian": declared})
+    a2b_comp = ser.name != "bytes" and _kind(ser) == A2B and ser.name not in vlen
+    if a2b_comp and at < len(flt):
+        raise ArgumentError(f"{what}: compressors[0] {_what(ser)} encodes arrays, but "
+                            f"filters[{at}] {_what(flt[at])} hands it bytes; expected only "
+                            f"filters that work on arrays before it")
     chain = [*flt[:at], ser, *flt[at:], *comp]
     if order == "F":
         probe = probe[::-1]
     names = [V2Place(n) for n in _names(at, len(flt) - at, len(comp))]
     done = _stored_order(list(complete_specs(chain, dt, probe, key=WHERE, names=names)), at,
                          CodecSpec("bytes", {"endian": endian or "little"}))
+    if a2b_comp:
+        return {"filters": done[:at], "compressor": done[at]}
     filters = done[:at] + ([done[at]] if dt.variable else []) + done[at + 1:at + 1 + len(flt) - at]
     return {"filters": filters, "compressor": done[-1] if comp else None}

@@ -21,6 +21,7 @@ from typing import Any
 
 from zarrx.errors import UnknownCodecError
 from zarrx.metadata import codec_checks as ck
+from zarrx.metadata import numcodecs_ids
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.model import CodecSpec
 
@@ -139,11 +140,25 @@ _CORE: dict[str, tuple[str, Callable[[dict], bool], Callable[[dict], dict]]] = {
 _NUMCODECS_DEFAULTS: dict[str, dict[str, Any]] = {"shuffle": {"elementsize": 4}}
 
 _USER: dict[str, CodecInfo] = {}
+#: rows made for numcodecs ids zarrx does not build in (see :mod:`numcodecs_ids`)
+_PLUGINS: dict[str, CodecInfo] = {}
+_PLUGIN_IMPL = {A2B: "zarrx.codecs.numcodecs_plugin:NumcodecsArrayToBytes",
+                B2B: "zarrx.codecs.numcodecs_plugin:NumcodecsBytesToBytes"}
 
 
 def codec_info(name: str) -> CodecInfo | None:
-    """The row for a spec name (a registered codec first), or None."""
-    return _USER.get(name) or _BUILTIN.get(name)
+    """The row for a spec name (a registered codec first, a numcodecs id that numcodecs
+    knows and zarrx does not build in last), or None."""
+    return _USER.get(name) or _BUILTIN.get(name) or _PLUGINS.get(name) or _plugin(name)
+
+
+def _plugin(name: str) -> CodecInfo | None:
+    if not name.startswith("numcodecs.") or not numcodecs_ids.known(name[len("numcodecs."):]):
+        return None
+    cid = name[len("numcodecs."):]
+    kind = numcodecs_ids.kind(cid)
+    info = _PLUGINS[name] = CodecInfo(name, kind, _PLUGIN_IMPL[kind], None, cid)
+    return info
 
 
 def builtin_impls() -> set[tuple[str, str]]:
@@ -239,9 +254,16 @@ def unknown_codec(name: str, where: str = "", *, array: str = "", numcodecs: boo
         what = "numcodecs codec id"
     else:
         names, what = known_names(), "codec"
+    ctx = f" in array {array!r}" if array else ""
+    cid = _strip(name) if numcodecs or name.startswith("numcodecs.") else None
+    package = numcodecs_ids.PACKAGES.get(cid) if cid is not None else None
+    if package is not None:
+        needs = f"numcodecs {package}" if numcodecs_ids._registry() is None else package
+        return cls(f"{where}numcodecs codec {cid!r}{ctx} needs the package {package!r}, "
+                   f"which is not installed (numcodecs registers the codec only when "
+                   f"{package} imports): pip install {needs}")
     close = _close(name, names)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
-    ctx = f" in array {array!r}" if array else ""
     return cls(f"{where}unknown {what} {short(name)}{ctx}; {hint}known {what}s: "
                f"{', '.join(names)}")
 

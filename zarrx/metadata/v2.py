@@ -34,7 +34,7 @@ import numpy as np
 from zarrx.errors import MetadataValidationError
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
-from zarrx.metadata.codec_table import A2A, B2B, codec_kind, lower_numcodecs, numcodecs_json
+from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind, lower_numcodecs, numcodecs_json
 from zarrx.metadata.codecs import MAX_CODECS, permutation
 from zarrx.metadata.dtypes import dtype_v2_json, parse_dtype_v2
 from zarrx.metadata.fill import fill_json, parse_fill, same_fill
@@ -134,6 +134,16 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         at = bytes_filters_at(filters, loc)
         out.extend(filters[:at])
         endian = filtered_endian(filters[:at], endian, loc)
+        if compressor is not None and codec_kind(compressor.name) == A2B:
+            # a compressor that encodes arrays (pcodec, zfpy) serialises the chunk itself
+            if at < len(filters):
+                raise (loc / "compressor").fail(
+                    f"compressor {_id(compressor)!r} encodes arrays, but filters[{at}] "
+                    f"{_id(filters[at])!r} hands it bytes; expected only filters that work "
+                    f"on arrays before it")
+            out.append(compressor)
+            where.extend([*flt, str(loc / "compressor")])
+            return tuple(out), tuple(where)
         out.append(CodecSpec("bytes", {"endian": endian} if endian else {}))
         out.extend(filters[at:])
         where.extend([*flt[:at], str(loc / "dtype"), *flt[at:]])
@@ -294,6 +304,14 @@ def _split(meta: ArrayMeta, loc: Loc) -> tuple[str, list[CodecSpec], CodecSpec |
         order, cs = "F", cs[1:]
     at = next((i for i, c in enumerate(cs) if c.name == "bytes" or _object_codec(c)), None)
     if at is None:
+        at = next((i for i, c in enumerate(cs) if codec_kind(c.name) == A2B
+                   and c.name.startswith("numcodecs.")), None)
+        if at is not None:          # an array->bytes numcodecs codec: the compressor
+            if at + 1 < len(cs):
+                raise (loc / "codecs" / (at + 1)).error(
+                    f"no codec after {cs[at].name!r} (Zarr v2 stores it as the compressor)",
+                    cs[at + 1].name)
+            return order, cs[:at], cs[at], None
         raise (loc / "codecs").error("a 'bytes' codec or an object codec", [c.name for c in cs])
     endian = cs[at].configuration.get("endian") if cs[at].name == "bytes" else None
     filters = cs[:at] + ([cs[at]] if cs[at].name != "bytes" else []) + cs[at + 1:]
