@@ -203,7 +203,7 @@ def test_v2_order_f_and_a_v3_only_codec() -> None:
 
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_unknown_codec_in_a_stored_document_opens_and_fails_on_read(fmt) -> None:
-    """Metadata with a codec zarrx does not know still opens (attributes, shape...); chunk I/O
+    """Metadata with a codec neither zarrx nor numcodecs knows still opens (attributes, shape...); chunk I/O
     names the codec."""
     store = MemoryStore()
     a = zarrx.create_array(store, name="a", shape=(4,), chunks=(4,), dtype="<i4",
@@ -211,17 +211,17 @@ def test_unknown_codec_in_a_stored_document_opens_and_fails_on_read(fmt) -> None
     a[:] = [1, 2, 3, 4]
     if fmt == 2:
         z = doc(store, "a/.zarray")
-        z["compressor"] = {"id": "pcodec", "level": 8}
+        z["compressor"] = {"id": "zx_no_such_codec", "level": 8}
         store.set("a/.zarray", json.dumps(z).encode())
     else:
         z = doc(store, "a/zarr.json")
-        z["codecs"][-1] = {"name": "numcodecs.pcodec", "configuration": {"level": 8}}
+        z["codecs"][-1] = {"name": "numcodecs.zx_no_such_codec", "configuration": {"level": 8}}
         store.set("a/zarr.json", json.dumps(z).encode())
     b = zarrx.open_array(store, path="a", mode="r")
     assert b.attrs["k"] == 1 and b.shape == (4,)
-    want = ("a/.zarray compressor.id: unknown numcodecs codec id 'pcodec'; known numcodecs "
+    want = ("a/.zarray compressor.id: unknown numcodecs codec id 'zx_no_such_codec'; known numcodecs "
             "codec ids: " if fmt == 2 else
-            "unknown codec 'numcodecs.pcodec' in array 'a'; known codecs: ")
+            "unknown codec 'numcodecs.zx_no_such_codec' in array 'a'; known codecs: ")
     with pytest.raises(CodecError, match="^" + re.escape(want)):
         b[:]
 

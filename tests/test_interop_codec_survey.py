@@ -69,7 +69,7 @@ class Case:
 V2: dict[str, Case] = {
     "adler32": Case("i4", lambda: dict(compressors=nc.Adler32())),
     "astype": Case("f8", lambda: dict(filters=[nc.AsType("f4", "f8")])),
-    "base64": Case("i4", lambda: dict(compressors=nc.Base64()), refused="base64"),
+    "base64": Case("i4", lambda: dict(compressors=nc.Base64())),     # run by numcodecs
     "bitround": Case("f4", lambda: dict(filters=[nc.BitRound(6)])),
     "blosc": Case("i4", lambda: dict(compressors=nc.Blosc("zstd", 3, nc.Blosc.BITSHUFFLE))),
     "bz2": Case("i4", lambda: dict(compressors=nc.BZ2(5))),
@@ -97,10 +97,10 @@ V2: dict[str, Case] = {
     "vlen-utf8": Case("str", lambda: dict(filters=[nc.VLenUTF8()])),
     "zlib": Case("i4", lambda: dict(compressors=nc.Zlib(1))),
     "zstd": Case("i4", lambda: dict(compressors=nc.Zstd(3, checksum=True))),
-    # registered only with their packages, which zarrx's refusal does not need: metadata only
-    "zfpy": Case("f8", None, raw={"id": "zfpy", "mode": 4, "tolerance": -1, "rate": -1,
-                                  "precision": -1}, refused="zfpy"),
-    "pcodec": Case("f8", None, raw={"id": "pcodec", "level": 8}, refused="pcodec"),
+    # registered only with their packages; run by numcodecs (array->bytes)
+    "zfpy": Case("f8", lambda: dict(compressors=nc.ZFPY(mode=4, tolerance=-1, rate=-1,
+                                                        precision=-1)), needs="zfpy"),
+    "pcodec": Case("f8", lambda: dict(compressors=nc.PCodec(level=8)), needs="pcodec"),
 }
 
 # zarr-python's v3 codecs: zarr.codecs (core) and zarr.codecs.numcodecs (numcodecs.<id>)
@@ -118,10 +118,8 @@ V3: dict[str, Case] = {
     "PackBits": Case("bool", lambda: dict(filters=[zn.PackBits()])),
     "Quantize": Case("f8", lambda: dict(filters=[zn.Quantize(digits=2, dtype="<f8")])),
     "ZFPY": Case("f8", lambda: dict(serializer=zn.ZFPY(mode=4, tolerance=-1, rate=-1,
-                                                       precision=-1)),
-                 refused="numcodecs.zfpy", needs="zfpy"),
-    "PCodec": Case("f8", lambda: dict(serializer=zn.PCodec()), refused="numcodecs.pcodec",
-                   needs="pcodec"),
+                                                       precision=-1)), needs="zfpy"),
+    "PCodec": Case("f8", lambda: dict(serializer=zn.PCodec()), needs="pcodec"),
     "BloscCodec": Case("u2", lambda: dict(compressors=[zc.BloscCodec(cname="lz4",
                                                                      shuffle="bitshuffle")])),
     "BytesCodec": Case(">i4", lambda: dict(serializer=zc.BytesCodec(endian="big"))),
@@ -143,7 +141,7 @@ ALIASES = {"Blosc": "BloscCodec", "Crc32c": "Crc32cCodec", "Gzip": "GzipCodec",
 
 def test_every_registered_codec_has_a_case() -> None:
     # numcodecs' own codecs: other packages register theirs when imported (kerchunk's
-    # FITSAscii, grib, ...), which zarrx refuses as unknown codecs like any other
+    # FITSAscii, grib, ...), which zarrx runs through numcodecs as bytes->bytes codecs
     own = {i for i, c in codec_registry.items() if c.__module__.startswith("numcodecs.")}
     assert sorted(own - set(V2)) == []
     assert set(OPTIONAL) <= set(V2)

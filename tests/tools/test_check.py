@@ -178,12 +178,12 @@ def test_chunks_of_a_codec_zarrx_lacks_are_neither_corrupt_nor_repaired(tmp_path
     zarrx.create_array(path, shape=(8,), dtype="i4", chunks=(4,), zarr_format=2,
                        compressors=None)[:] = np.arange(8)
     doc = json.load(open(f"{path}/.zarray"))
-    doc["filters"] = [{"id": "zfpy"}]               # a numcodecs codec zarrx does not implement
+    doc["filters"] = [{"id": "zx_no_such_codec"}]   # a codec neither zarrx nor numcodecs has
     json.dump(doc, open(f"{path}/.zarray", "w"))
     chunks = {name: open(f"{path}/{name}", "rb").read() for name in ("0", "1")}
     report = zarrx.check(path, repair=True, fill_corrupt=True)
     assert [(f.kind, f.key) for f in report.findings] == [("unsupported", ".zarray")]
-    assert report.findings[0].detail.startswith("unknown codec 'numcodecs.zfpy'")
+    assert report.findings[0].detail.startswith("unknown codec 'numcodecs.zx_no_such_codec'")
     assert report.findings[0].detail.endswith("; its 2 stored objects were not checked")
     assert report.remaining == report.findings and report.objects == 0
     assert {name: open(f"{path}/{name}", "rb").read() for name in ("0", "1")} == chunks
