@@ -284,12 +284,17 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     if len(comp) > 1:
         raise ArgumentTypeError(f"{what}: Zarr v2 takes at most one compressor, found "
                                 f"{len(comp)}")
-    if comp and _kind(comp[0]) == A2B:         # pcodec, zfpy: the compressor serialises
+    at_a2b = next((i for i, f in enumerate(flt) if _kind(f) == A2B), None)
+    if at_a2b is not None or comp and _kind(comp[0]) == A2B:   # pcodec, zfpy serialise
+        arg = "compressors[0]" if at_a2b is None else f"filters[{at_a2b}]"
+        given = comp[0] if at_a2b is None else flt[at_a2b]
         if ser.name != "bytes" or (ser.to_spec() if isinstance(ser, Codec) else ser
                                    ).configuration.get("endian") not in (None, endian):
-            raise ArgumentError(f"{what}: compressors[0] {_what(comp[0])} encodes the "
-                                f"chunk's array itself: Zarr v2 takes no serializer with it, "
-                                f"found {_what(ser)}")
+            raise ArgumentError(f"{what}: {arg} {_what(given)} encodes the chunk's array "
+                                f"itself: Zarr v2 takes no serializer with it, found "
+                                f"{_what(ser)}")
+        if at_a2b is not None:                  # a filter: the filters after it see bytes
+            return _v2_encoding_filter(dt, flt, at_a2b, comp, probe, order)
         ser, comp = comp[0], []
     vlen = ("vlen-utf8", "vlen-bytes")
     objects = [f for f in flt if f.name in vlen]
@@ -329,3 +334,24 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
         return {"filters": done[:at], "compressor": done[at]}
     filters = done[:at] + ([done[at]] if dt.variable else []) + done[at + 1:at + 1 + len(flt) - at]
     return {"filters": filters, "compressor": done[-1] if comp else None}
+
+
+def _v2_encoding_filter(dt: DataType, flt: list[Arg], at: int, comp: list[Arg],
+                        probe: tuple[int, ...], order: str) -> dict[str, Any]:
+    """Zarr v2 filters whose ``at``-th encodes arrays into bytes (pcodec, zfpy): array
+    filters before it, bytes filters after it (the v2 lowering checks the order)."""
+    kinds = [_kind(f) for f in flt]
+    bad = next((i for i, k in enumerate(kinds) if (k != A2A if i < at else k != B2B and i > at)),
+               None)
+    if bad is not None:
+        raise ArgumentError(f"{WHERE} filters[{bad}]: {_what(flt[bad])} cannot come "
+                            f"{'before' if bad < at else 'after'} filters[{at}] "
+                            f"{_what(flt[at])}, which encodes arrays into bytes; expected "
+                            f"array filters before it and bytes filters after it")
+    if order == "F":
+        probe = probe[::-1]
+    names = [V2Place(f"{WHERE} {arg}[{i}]") for arg, n in (("filters", len(flt)),
+                                                          ("compressors", len(comp)))
+             for i in range(n)]
+    done = list(complete_specs([*flt, *comp], dt, probe, key=WHERE, names=names))
+    return {"filters": done[:len(flt)], "compressor": done[-1] if comp else None}

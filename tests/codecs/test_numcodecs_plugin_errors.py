@@ -222,3 +222,32 @@ def test_configuration_refused_names_the_field(hostile):
                               {"name": "numcodecs.zx_hostile",
                                "configuration": {"what": 1}}]), path="a", mode="r")[:]
 
+
+
+@pytest.mark.parametrize("filters,compressor,message", [
+    ([{"id": "shuffle", "elementsize": 4}], {"id": "pcodec"},
+     "a/.zarray compressor: compressor 'pcodec' encodes arrays, but filters[0] 'shuffle' "
+     "hands it bytes; expected only filters that work on arrays before it"),
+    ([{"id": "pcodec"}, {"id": "delta", "dtype": "<f8"}], None,
+     "a/.zarray filters[0]: filters[0] 'pcodec' encodes arrays into bytes, but filters[1] "
+     "'delta' after it works on arrays; expected only filters that work on bytes after it"),
+])
+def test_v2_array_codec_out_of_place(filters, compressor, message):
+    pytest.importorskip("pcodec")
+    with pytest.raises(MetadataError) as err:
+        zarrx.open_array(_v2(compressor, filters), path="a", mode="r")
+    assert str(err.value) == message
+
+
+def test_v2_array_codec_out_of_place_at_creation():
+    pytest.importorskip("pcodec")
+    with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
+            "create_array: compressors[0] 'numcodecs.pcodec' encodes arrays, but filters[0] "
+            "'numcodecs.shuffle' hands it bytes")):
+        zarrx.create_array(MemoryStore(), shape=(8,), dtype="f8", zarr_format=2,
+                           filters=[numcodecs.Shuffle()], compressors=numcodecs.PCodec())
+    with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
+            "create_array filters[1]: 'numcodecs.delta' cannot come after filters[0] "
+            "'numcodecs.pcodec', which encodes arrays into bytes")):
+        zarrx.create_array(MemoryStore(), shape=(8,), dtype="f8", zarr_format=2,
+                           filters=[numcodecs.PCodec(), numcodecs.Delta("<f8")])

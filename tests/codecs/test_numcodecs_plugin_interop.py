@@ -172,3 +172,26 @@ def test_v2_filters_before_pcodec(tmp_path):
         json.loads((tmp_path / "zp" / ".zarray").read_text())
     assert _stored(tmp_path / "zx") == _stored(tmp_path / "zp")
     np.testing.assert_array_equal(zarrx.open_array(str(tmp_path / "zp"))[...], data)
+
+
+@pytest.mark.parametrize("layout", ["order-F", "pcodec-filter"])
+def test_v2_pcodec_layouts_both_ways(tmp_path, layout):
+    """pcodec with ``order: "F"``, and pcodec as a filter followed by a bytes filter and a
+    compressor (zarr-python 2's way of chaining them): zarrx writes what zarr-python writes
+    and each reads the other's."""
+    _need("pcodec")
+    data = _values("int32", (10, 7))
+    kw = dict(shape=(10, 7), chunks=(4, 4), dtype="int32", zarr_format=2, fill_value=0)
+    if layout == "order-F":
+        kw.update(order="F", compressors=numcodecs.PCodec())
+    else:
+        kw.update(filters=[numcodecs.Delta("<i4"), numcodecs.PCodec(), numcodecs.CRC32()],
+                  compressors=numcodecs.Zstd(1))
+    zarr.create_array(str(tmp_path / "zp"), **kw)[...] = data
+    z = zarrx.create_array(str(tmp_path / "zx"), **kw)
+    z[...] = data
+    assert json.loads((tmp_path / "zx" / ".zarray").read_text()) == \
+        json.loads((tmp_path / "zp" / ".zarray").read_text())
+    assert _stored(tmp_path / "zx") == _stored(tmp_path / "zp")
+    np.testing.assert_array_equal(zarrx.open_array(str(tmp_path / "zp"))[...], data)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "zx"))[...], data)

@@ -131,16 +131,22 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         if objects:
             raise (loc / "filters" / objects[0]).error(
                 "no object codec for a fixed-size dtype", filters[objects[0]].name)
+        a2b = next((i for i, f in enumerate(filters) if codec_kind(f.name) == A2B), None)
+        if a2b is not None:     # a filter encoding arrays (pcodec, zfpy) serialises the chunk
+            _array_filters_before(filters, a2b, loc / "filters" / a2b)
+            out.extend(filters)
+            where.extend(flt)
+            if compressor is not None:
+                out.append(compressor)
+                where.append(str(loc / "compressor"))
+            return tuple(out), tuple(where)
         at = bytes_filters_at(filters, loc)
         out.extend(filters[:at])
         endian = filtered_endian(filters[:at], endian, loc)
         if compressor is not None and codec_kind(compressor.name) == A2B:
             # a compressor that encodes arrays (pcodec, zfpy) serialises the chunk itself
-            if at < len(filters):
-                raise (loc / "compressor").fail(
-                    f"compressor {_id(compressor)!r} encodes arrays, but filters[{at}] "
-                    f"{_id(filters[at])!r} hands it bytes; expected only filters that work "
-                    f"on arrays before it")
+            _array_filters_before(filters, len(filters), loc / "compressor",
+                                  f"compressor {_id(compressor)!r}")
             out.append(compressor)
             where.extend([*flt, str(loc / "compressor")])
             return tuple(out), tuple(where)
@@ -151,6 +157,21 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         out.append(compressor)
         where.append(str(loc / "compressor"))
     return tuple(out), tuple(where)
+
+
+def _array_filters_before(filters: list[CodecSpec], at: int, loc: Loc, what: str = "") -> None:
+    """Refuse (at ``loc``) filters before ``at``, a codec that encodes arrays (pcodec, zfpy),
+    that do not hand it an array, and after it filters that do not work on bytes."""
+    what = what or f"filters[{at}] {_id(filters[at])!r}"
+    for i, f in enumerate(filters):
+        kind = codec_kind(f.name)
+        if i < at and kind != A2A:
+            raise loc.fail(f"{what} encodes arrays, but filters[{i}] {_id(f)!r} hands it "
+                           f"bytes; expected only filters that work on arrays before it")
+        if i > at and kind != B2B:
+            raise loc.fail(f"{what} encodes arrays into bytes, but filters[{i}] {_id(f)!r} "
+                           f"after it works on arrays; expected only filters that work on "
+                           f"bytes after it")
 
 
 def bytes_filters_at(filters: list[CodecSpec], loc: Loc,
@@ -306,12 +327,8 @@ def _split(meta: ArrayMeta, loc: Loc) -> tuple[str, list[CodecSpec], CodecSpec |
     if at is None:
         at = next((i for i, c in enumerate(cs) if codec_kind(c.name) == A2B
                    and c.name.startswith("numcodecs.")), None)
-        if at is not None:          # an array->bytes numcodecs codec: the compressor
-            if at + 1 < len(cs):
-                raise (loc / "codecs" / (at + 1)).error(
-                    f"no codec after {cs[at].name!r} (Zarr v2 stores it as the compressor)",
-                    cs[at + 1].name)
-            return order, cs[:at], cs[at], None
+        if at is not None:          # an array->bytes numcodecs codec: the compressor, or
+            return order, cs[:-1], cs[-1], None     # a filter before bytes->bytes codecs
         raise (loc / "codecs").error("a 'bytes' codec or an object codec", [c.name for c in cs])
     endian = cs[at].configuration.get("endian") if cs[at].name == "bytes" else None
     filters = cs[:at] + ([cs[at]] if cs[at].name != "bytes" else []) + cs[at + 1:]
