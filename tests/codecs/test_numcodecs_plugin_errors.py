@@ -251,3 +251,25 @@ def test_v2_array_codec_out_of_place_at_creation():
             "'numcodecs.pcodec', which encodes arrays into bytes")):
         zarrx.create_array(MemoryStore(), shape=(8,), dtype="f8", zarr_format=2,
                            filters=[numcodecs.PCodec(), numcodecs.Delta("<f8")])
+
+
+def test_entry_point_plugin_is_loaded_and_run(monkeypatch):
+    """An id only numcodecs' entry points name (a plugin package not imported yet) is loaded
+    through numcodecs' registry, as imagecodecs' ``imagecodecs_*`` ids are."""
+    from importlib.metadata import EntryPoint
+
+    from numcodecs import registry
+    monkeypatch.setitem(registry.entries, "zx_entry_zlib",
+                        EntryPoint("zx_entry_zlib", "numcodecs.zlib:Zlib", "numcodecs.codecs"))
+    monkeypatch.setattr(codec_table, "_PLUGINS", {})
+    # not registered yet (None: what numcodecs' lookup finds for it), removed afterwards
+    monkeypatch.setitem(codec_registry, "zx_entry_zlib", None)
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(10,), chunks=(4,), dtype="i4", zarr_format=2,
+                           compressors={"id": "zx_entry_zlib", "level": 3})
+    z[:] = np.arange(10)
+    codec_registry["zx_entry_zlib"] = None          # loaded anew when read
+    import zlib
+    assert zlib.decompress(store.get("1")) == np.arange(4, 8, dtype="i4").tobytes()
+    np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[:], np.arange(10))
+    assert json.loads(store.get(".zarray"))["compressor"] == {"id": "zx_entry_zlib", "level": 3}
