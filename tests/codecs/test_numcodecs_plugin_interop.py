@@ -195,3 +195,22 @@ def test_v2_pcodec_layouts_both_ways(tmp_path, layout):
     assert _stored(tmp_path / "zx") == _stored(tmp_path / "zp")
     np.testing.assert_array_equal(zarrx.open_array(str(tmp_path / "zp"))[...], data)
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "zx"))[...], data)
+
+
+def test_zarrx_codecs_numcodecs_has_every_zarr_python_name(tmp_path):
+    import zarrx.codecs.numcodecs as xnc
+    names = {n for n in znc.__all__ if not n.startswith("_")}
+    assert names <= set(xnc.__all__)
+    _need("zfpy")
+    kw = dict(shape=(6, 5), chunks=(4, 4), dtype="float64", fill_value=0)
+    data = _values("float64", (6, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.create_array(str(tmp_path / "zp"), serializer=znc.ZFPY(mode=4, tolerance=0.01),
+                          **kw)[...] = data
+    z = zarrx.create_array(str(tmp_path / "zx"), serializer=xnc.ZFPY(mode=4, tolerance=0.01),
+                           **kw)
+    z[...] = data
+    assert json.loads((tmp_path / "zx" / "zarr.json").read_text()) == \
+        json.loads((tmp_path / "zp" / "zarr.json").read_text())
+    assert _stored(tmp_path / "zx") == _stored(tmp_path / "zp")
