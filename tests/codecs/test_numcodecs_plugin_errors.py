@@ -273,3 +273,13 @@ def test_entry_point_plugin_is_loaded_and_run(monkeypatch):
     assert zlib.decompress(store.get("1")) == np.arange(4, 8, dtype="i4").tobytes()
     np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[:], np.arange(10))
     assert json.loads(store.get(".zarray"))["compressor"] == {"id": "zx_entry_zlib", "level": 3}
+
+
+def test_v2_unknown_filter_beside_pcodec_opens_and_names_it_on_read():
+    pytest.importorskip("pcodec")
+    z = zarrx.open_array(_v2({"id": "pcodec"}, [{"id": "zx_no_such_codec"}]), path="a",
+                         mode="r")
+    assert z.shape == (8,)
+    with pytest.raises(UnknownCodecError, match=re.escape(
+            "a/.zarray filters[0].id: unknown numcodecs codec id 'zx_no_such_codec'")):
+        z[:]

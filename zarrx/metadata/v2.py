@@ -161,10 +161,13 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
 
 def _array_filters_before(filters: list[CodecSpec], at: int, loc: Loc, what: str = "") -> None:
     """Refuse (at ``loc``) filters before ``at``, a codec that encodes arrays (pcodec, zfpy),
-    that do not hand it an array, and after it filters that do not work on bytes."""
+    that do not hand it an array, and after it filters that do not work on bytes (unknown
+    codecs are left to be refused when a chunk is first read)."""
     what = what or f"filters[{at}] {_id(filters[at])!r}"
     for i, f in enumerate(filters):
         kind = codec_kind(f.name)
+        if kind is None:
+            continue
         if i < at and kind != A2A:
             raise loc.fail(f"{what} encodes arrays, but filters[{i}] {_id(f)!r} hands it "
                            f"bytes; expected only filters that work on arrays before it")
