@@ -44,6 +44,8 @@ def parse_scalar(value: Any, vt: Any, where: str) -> Any:
     from zarrx.metadata.fill import parse_fill
     from zarrx.metadata.model import DataType
     key, _, path = where.rpartition(" ") if " " in where else (where, "", "")
+    if value == "+Infinity" and not vt.is_int:     # the spelling of cast_value's own example
+        value = "Infinity"
     return parse_fill(value, DataType(vt.name, vt.dt, json=vt.name),
                       Loc(key, path) if path else Loc(where))
 
