@@ -134,6 +134,20 @@ def _serializer(dt: DataType, endian: str | None) -> CodecSpec:
     return CodecSpec("bytes", {"endian": endian or "little"})
 
 
+def _cast_to(flt: list[Any], dt: DataType) -> DataType:
+    """The data type the ``bytes`` serializer receives when the last filter changing it is a
+    ``cast_value`` (a 1-byte target is serialised without an ``endian``, as zarr-python
+    writes it); ``dt`` otherwise."""
+    for f in reversed(flt):
+        spec = f.to_spec() if isinstance(f, Codec) else f
+        if spec.name == "cast_value":
+            from zarrx.metadata.dtypes import parse_dtype_v3
+            return parse_dtype_v3(spec.configuration["data_type"], Loc(WHERE))
+        if any(k in spec.configuration for k in _DTYPE_FIELDS):
+            break
+    return dt
+
+
 _DTYPE_FIELDS = ("dtype", "astype", "encode_dtype", "decode_dtype")
 
 
@@ -213,7 +227,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         if v3:
             comp = [_placed(c, "compressors", f"compressors[{i}]") for i, c in enumerate(comp)]
     if ser is None:
-        ser = _serializer(dt, endian)
+        ser = _serializer(_cast_to(flt, dt), endian)
         if v3 and ser.name == "bytes" and not ser.configuration and \
                 filtered_endian([f.to_spec() if isinstance(f, Codec) else f for f in flt], None):
             ser = CodecSpec("bytes", {"endian": "little"})   # filters make multi-byte items
