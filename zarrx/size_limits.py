@@ -41,18 +41,19 @@ def read_plan(meta: ArrayMeta, shape: tuple[int, ...], key: str) -> CodecPipelin
     v2 = meta.v2_codecs
     codecs = meta.layout.read_codecs
     places = None if v2 is not None else read_codec_places(meta.codecs, len(codecs))
-    plan = CodecPipeline.resolve(codecs, meta.data_type, shape, key=key,
+    return CodecPipeline.resolve(codecs, meta.data_type, shape, key=key,
                                  where=None if v2 is None else v2.where,
                                  names=None if places is None else
                                  [f"{key or '/'} {p}" for p in places])
-    if meta.fill_value is not None and any(hasattr(s.codec, "encode_fill") for s in plan.a2a):
-        fill_through(plan, meta.fill_value, key)
-    return plan
 
 
 def check_fill(meta: ArrayMeta, key: str) -> None:
-    """Raise (MetadataError) when the fill value of ``meta`` cannot pass its value codecs."""
-    read_plan(meta, _largest_unit(meta), key)
+    """Raise (MetadataError) when the fill value of ``meta`` cannot pass its value codecs:
+    checked when an array is created (the spec asks it of writers); an array stored with one
+    is read, its unwritten chunks as its fill value, as zarr-python reads them."""
+    plan = read_plan(meta, _largest_unit(meta), key)
+    if meta.fill_value is not None:
+        fill_through(plan, meta.fill_value, key)
 
 
 def fill_through(plan: CodecPipeline, fill: object, key: str) -> object:

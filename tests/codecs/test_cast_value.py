@@ -241,3 +241,17 @@ def test_codec_object_round_trips_its_metadata():
         "data_type": "uint8", "out_of_range": "wrap", "scalar_map": {"encode": [["NaN", 0]]}}}
     assert CastValue(data_type=np.dtype("int16")).data_type == "int16"
     assert CastValue(data_type="uint8") == CastValue(data_type="uint8", rounding="nearest-even")
+
+
+def test_an_array_stored_with_a_lossy_fill_value_is_read():
+    """zarr-python main writes one (it checks no round trip); zarrx reads it as zarr-python
+    does: unwritten chunks as the fill value, written ones through the cast."""
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float64",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0.25,
+           "codecs": [{"name": "cast_value", "configuration": {"data_type": "uint8"}},
+                      {"name": "bytes"}]}
+    st = MemoryStore()
+    st.set("zarr.json", json.dumps(doc).encode())
+    st.set("c/1", bytes([3, 4]))
+    assert zarrx.open_array(st)[:].tolist() == [0.25, 0.25, 3.0, 4.0]
