@@ -68,6 +68,9 @@ def data_type_json(value: Any, loc: Loc) -> str:
             value = v3_json_for_numpy(np.dtype(value))
         except (TypeError, ValueError):
             pass
+    if isinstance(value, dict) and isinstance(value.get("name"), str) \
+            and set(value) <= {"name", "configuration"} and not value.get("configuration"):
+        value = value["name"]               # the object form of a type without parameters
     if not isinstance(value, str) or value not in VALUE_TYPES:
         raise loc.error(f"an integer or floating-point data type name ({', '.join(VALUE_TYPES)})",
                         value, None if isinstance(value, str) else loc._type_err)
