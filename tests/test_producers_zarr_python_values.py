@@ -1,6 +1,6 @@
 """``scale_offset`` and ``cast_value`` arrays written by zarr-python's main branch (3.3+, with
 cast-value-rs) read by zarrx, and zarrx writing the same arrays: the same stored bytes and the
-same codec metadata.
+same codec metadata; the value codecs in a shard's inner chain and before the sharding codec.
 
 tests/data/zarr-python-main/values.zarr and cases.json were written by make_fixtures.py there
 (its docstring says how); cases.json holds what was written to each array and what
@@ -49,17 +49,21 @@ def _chunks(path: Path) -> dict[str, bytes]:
 def test_zarrx_writes_the_bytes_and_metadata_zarr_python_writes(tmp_path, name):
     theirs = json.loads((CORPUS / name / "zarr.json").read_text())
     codecs = theirs["codecs"]
-    shards = None
-    if codecs[0]["name"] == "sharding_indexed":
-        shards = theirs["chunk_grid"]["configuration"]["chunk_shape"]
+    grid = theirs["chunk_grid"]["configuration"]["chunk_shape"]
+    names = [c["name"] for c in codecs]
+    kw: dict = {"chunks": grid}
+    if names[0] == "sharding_indexed":         # the value codecs in the inner chain
         inner = codecs[0]["configuration"]
-        chunks, codecs = inner["chunk_shape"], inner["codecs"]
-    else:
-        chunks = theirs["chunk_grid"]["configuration"]["chunk_shape"]
+        kw = {"shards": grid, "chunks": inner["chunk_shape"]}
+        codecs = inner["codecs"]
+    elif "sharding_indexed" in names:          # the value codecs before the sharding codec
+        inner = codecs[-1]["configuration"]
+        kw["serializer"] = zarrx.codecs.ShardingCodec(chunk_shape=inner["chunk_shape"],
+                                                      codecs=inner["codecs"])
     filters = [c for c in codecs if c["name"] in ("scale_offset", "cast_value")]
-    a = zarrx.create_array(str(tmp_path / name), shape=theirs["shape"], chunks=chunks,
-                           shards=shards, dtype=theirs["data_type"],
-                           fill_value=theirs["fill_value"], filters=filters, compressors=None)
+    a = zarrx.create_array(str(tmp_path / name), shape=theirs["shape"],
+                           dtype=theirs["data_type"], fill_value=theirs["fill_value"],
+                           filters=filters, compressors=None, **kw)
     for start, stop, values in CASES[name]["writes"]:
         a[start:stop] = np.array([float(v) if isinstance(v, str) else v for v in values],
                                  dtype=a.dtype)

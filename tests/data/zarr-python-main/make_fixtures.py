@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import zarr
-from zarr.codecs import CastValue, ScaleOffset
+from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ShardingCodec
 
 HERE = Path(__file__).resolve().parent
 NAN = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
@@ -46,6 +46,10 @@ CASES = {
     "sharded_inner": ("int32", 3, [ScaleOffset(offset=3, scale=2),
                                    CastValue(data_type="int16")], 16, 4, 8,
                       [(0, 6, [3, 4, 5, 6, 7, 8]), (8, 12, [3, 3, 3, 3])]),
+    # the value codecs before the sharding codec (applied to whole shards)
+    "sharded_outer": ("float64", -1.0, [ScaleOffset(offset=-1, scale=2),
+                                        CastValue(data_type="int16")], 16, 4, ("outer", 8),
+                      [(0, 6, [0, 1, 2, 3, 4, 5]), (8, 12, [-1, -1, -1, -1])]),
 }
 
 
@@ -59,10 +63,14 @@ def main() -> None:
     root = zarr.open_group(str(out), mode="w", zarr_format=3)
     cases = {}
     for name, (dtype, fill, filters, shape, chunks, shards, writes) in CASES.items():
+        kw = {}
+        if isinstance(shards, tuple):       # ("outer", shard length)
+            kw["serializer"] = ShardingCodec(chunk_shape=(chunks,), codecs=[BytesCodec()])
+            chunks, shards = shards[1], None
         a = root.create_array(name, shape=(shape,), chunks=(chunks,), dtype=dtype,
                               shards=None if shards is None else (shards,),
                               fill_value=float(fill) if isinstance(fill, str) else fill,
-                              filters=filters, compressors=None)
+                              filters=filters, compressors=None, **kw)
         for start, stop, vals in writes:
             a[start:stop] = np.array(_values(vals), dtype=dtype)
         cases[name] = {"writes": writes, "read": a[:].tolist()}
