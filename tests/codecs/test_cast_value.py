@@ -255,3 +255,22 @@ def test_an_array_stored_with_a_lossy_fill_value_is_read():
     st.set("zarr.json", json.dumps(doc).encode())
     st.set("c/1", bytes([3, 4]))
     assert zarrx.open_array(st)[:].tolist() == [0.25, 0.25, 3.0, 4.0]
+
+
+def test_a_value_that_cannot_be_cast_is_named_with_its_chunk_in_batched_io():
+    st = MemoryStore()
+    z = zarrx.create_array(st, shape=(40,), chunks=(4,), dtype="int16", compressors=None,
+                           filters=[CastValue(data_type="int8")])
+    data = np.arange(40, dtype="i2")
+    data[33] = 200
+    with pytest.raises(CodecError, match=re.escape(
+            "array '/' chunk 'c/8': cast_value: cannot encode the value 200 of int16 as "
+            "int8")):
+        z[:] = data
+    z2 = zarrx.create_array(MemoryStore(), shape=(40,), chunks=(4,), dtype="int16",
+                            compressors=None, filters=[ScaleOffset(scale=2)])
+    z2[:] = np.arange(40, dtype="i2")
+    z2.store.set("c/5", np.array([2, 4, 6, 7], "<i2").tobytes())
+    with pytest.raises(CodecError, match=re.escape(
+            "array '/' chunk 'c/5': scale_offset: x / 2 is not an integer for the value 7")):
+        z2[:]

@@ -93,9 +93,14 @@ class CastValue(ArrayToArrayCodec):
         src, tgt, enc, _ = self._parsed(arr.dtype)
         return self._run(arr, src, tgt, enc, True)
 
-    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
-        """:meth:`encode` of a stack of chunks: item by item, the same values."""
-        return self.encode(chunks)
+    def encode_stack(self, chunks: np.ndarray) -> Any:
+        """:meth:`encode` of a stack of chunks (the chunk axis first): item by item, the same
+        values; NotImplemented when a chunk cannot be encoded (encoding each alone says
+        which)."""
+        try:
+            return self.encode(chunks)
+        except CodecError:
+            return NotImplemented
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         src, tgt, _, dec = self._parsed(dtype)
@@ -103,9 +108,14 @@ class CastValue(ArrayToArrayCodec):
         return self._run(stored, tgt, src, dec, False)
 
     def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
-                     ) -> np.ndarray:
-        """:meth:`decode` of a stack of chunks: item by item, the same values."""
-        return self.decode(stack, dtype, shape)
+                     ) -> Any:
+        """:meth:`decode` of a stack of chunks (the chunk axis first): item by item, the same
+        values; NotImplemented when a chunk cannot be decoded (decoding each alone says
+        which)."""
+        try:
+            return self.decode(stack, dtype, shape)
+        except CodecError:
+            return NotImplemented
 
     def encode_fill(self, fill: Any, dtype: np.dtype, where: str = "cast_value") -> Any:
         """The fill value of the stored chunks for ``fill`` of chunks of ``dtype``; a

@@ -97,9 +97,14 @@ class ScaleOffset(ArrayToArrayCodec):
         except _Unrepresentable as exc:
             raise CodecError(f"scale_offset: {exc.args[0]}") from None
 
-    def encode_stack(self, chunks: np.ndarray) -> np.ndarray:
-        """:meth:`encode` of a stack of chunks: item by item, the same values."""
-        return self.encode(chunks)
+    def encode_stack(self, chunks: np.ndarray) -> Any:
+        """:meth:`encode` of a stack of chunks (the chunk axis first): item by item, the same
+        values; NotImplemented when a chunk cannot be encoded (encoding each alone says
+        which)."""
+        try:
+            return self.encode(chunks)
+        except CodecError:
+            return NotImplemented
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         vt, o, s = self._parsed(dtype)
@@ -109,9 +114,14 @@ class ScaleOffset(ArrayToArrayCodec):
             raise CodecError(f"scale_offset: {exc.args[0]}") from None
 
     def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
-                     ) -> np.ndarray:
-        """:meth:`decode` of a stack of chunks: item by item, the same values."""
-        return self.decode(stack, dtype, shape)
+                     ) -> Any:
+        """:meth:`decode` of a stack of chunks (the chunk axis first): item by item, the same
+        values; NotImplemented when a chunk cannot be decoded (decoding each alone says
+        which)."""
+        try:
+            return self.decode(stack, dtype, shape)
+        except CodecError:
+            return NotImplemented
 
     def encode_fill(self, fill: Any, dtype: np.dtype, where: str = "scale_offset") -> Any:
         """The fill value of the encoded chunks, for ``fill`` of chunks of ``dtype``; a
