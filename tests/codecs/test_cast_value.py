@@ -274,3 +274,11 @@ def test_a_value_that_cannot_be_cast_is_named_with_its_chunk_in_batched_io():
     with pytest.raises(CodecError, match=re.escape(
             "array '/' chunk 'c/5': scale_offset: x / 2 is not an integer for the value 7")):
         z2[:]
+
+
+def test_data_type_as_zarr_python_data_type_objects_give_it():
+    class UInt8:                     # what zarr-python's data type objects answer
+        def to_json(self, zarr_format):
+            return "uint8"
+    assert CastValue(data_type=UInt8()).data_type == "uint8"
+    assert CastValue(data_type={"name": "int16"}).data_type == "int16"

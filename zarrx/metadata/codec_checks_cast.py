@@ -62,6 +62,11 @@ def check_cast_value(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
 
 def data_type_json(value: Any, loc: Loc) -> str:
     """The v3 name of a ``cast_value`` target (a name, or a numpy dtype for codec objects)."""
+    if callable(getattr(value, "to_json", None)) and not isinstance(value, (str, dict)):
+        try:                                # a zarr-python data type object (``UInt8()``)
+            value = value.to_json(zarr_format=3)
+        except (TypeError, ValueError):
+            pass
     if isinstance(value, (np.dtype, type)) and not isinstance(value, str):
         from zarrx.metadata.dtypes import v3_json_for_numpy
         try:
