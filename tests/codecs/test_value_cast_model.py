@@ -117,6 +117,17 @@ def test_int64_to_float_rounds_exactly(x, mode, target):
         assert _neighbours_ok(Fraction(v), g, mode, target), (v, g, mode)
 
 
+@settings(max_examples=300, deadline=None)
+@given(x=st.lists(st.one_of(st.integers(0, 2**64 - 1),
+                            st.integers(2**64 - 4096, 2**64 - 1),
+                            st.integers(2**63 - 4096, 2**63 + 4096)), min_size=1, max_size=8),
+       mode=st.sampled_from(MODES), target=st.sampled_from(["float32", "float64"]))
+def test_uint64_to_float_rounds_exactly(x, mode, target):
+    got = CastValue(data_type=target, rounding=mode).encode(np.array(x, dtype=np.uint64))
+    for v, g in zip(x, got.tolist()):
+        assert _neighbours_ok(Fraction(v), g, mode, target), (v, g, mode)
+
+
 @settings(max_examples=200, deadline=None)
 @given(x=st.lists(st.floats(-1e30, 1e30, allow_nan=False), min_size=1, max_size=8),
        mode=st.sampled_from(MODES))

@@ -9,16 +9,16 @@ target's range, ``out_of_range`` (none: an error; ``clamp``: the extreme, or the
 type that has one; ``wrap``: modulo 2**N for integer targets). NaN passes between types that
 have it; NaN or an infinity into a type without it is an error. Signed zero is kept.
 
-Exactness: integers are never converted through a float64 they do not fit in (int64 and
-uint64 values beyond 2**53 take an exact path of Python integers); floats are compared with the
-target's neighbours exactly (every supported float is a float64 value), using the table of a
-type's values for types of at most 16 bits and ``nextafter`` for float32.
+Exactness: integers are never converted through a float64 they do not fit in (for int64 and
+uint64 values beyond 2**53 the remainder from the nearest float64 is worked out in integers,
+and a narrower float target rounds from the float64 rounded to odd); floats are compared with
+the target's neighbours exactly (every supported float is a float64 value), using the table
+of a type's values for types of at most 16 bits and ``nextafter`` for float32.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -131,13 +131,17 @@ def _convert(v: np.ndarray, src: VType, tgt: VType, rounding: str, oor: str | No
         if tgt.is_int:
             return _int_to_int(v, tgt, oor)
         big = (v > 2**53) if v.dtype == _U64 else ((v > 2**53) | (v < -2**53))
-        out = np.empty(v.shape, tgt.dt)
-        small = ~big
-        if small.any():
-            out[small] = _float_to_float(v[small].astype(_F8), tgt, rounding, oor)
-        for i in np.flatnonzero(big):
-            out[i] = _big_to_float(int(v[i]), tgt, rounding, oor)
-        return out
+        if not big.any():
+            return _float_to_float(v.astype(_F8), tgt, rounding, oor)
+        x = v.astype(_F8)              # exact for the others
+        if tgt.dt == _F8:
+            x[big] = _ints_to_f64(v[big], rounding)
+            return x
+        # directed roundings compose; a nearest one is exact after rounding to odd in the
+        # float64 grid, which has more than two bits beyond every narrower type's
+        x[big] = _ints_to_f64(v[big], rounding if rounding.startswith("towards")
+                              else "odd")
+        return _float_to_float(x, tgt, rounding, oor)
     out = np.empty(v.shape, tgt.dt)
     nan, inf = np.isnan(v), np.isinf(v)
     if nan.any():
@@ -336,44 +340,38 @@ def _top_step(tgt: VType) -> tuple[float, float]:
     return _top_step_cached(tgt.dt, tgt.name)
 
 
-def _big_to_float(x: int, tgt: VType, rounding: str, oor: str | None) -> Any:
-    """One integer beyond 2**53 in magnitude, exactly (Python integers and fractions)."""
+def _ints_to_f64(v: np.ndarray, mode: str) -> np.ndarray:
+    """int64 or uint64 values ``v`` (beyond 2**53) rounded to float64 by ``mode`` (or
+    ``"odd"``: an inexact value to the neighbour whose last bit is 1), exactly: the remainder
+    ``v - m`` of the hardware's nearest ``m`` is worked out in integers."""
+    m = v.astype(_F8)
+    if v.dtype == _U64:
+        top = m >= 2.0**64                          # m == 2**64: v - m = (v - 2**63) - 2**63
+        mi = np.where(top, 0.0, m).astype(_U64)
+        half = np.uint64(2**63)
+        r = np.where(top, (v - half) - half, v - mi).view(_I64)
+    else:
+        top = m >= 2.0**63
+        mi = np.where(top, 0.0, m).astype(_I64)
+        half = np.int64(2**62)
+        r = np.where(top, (v - half) - half, v - mi)
     with np.errstate(over="ignore"):
-        c = np.array(float(x)).astype(tgt.dt)
-    cands = {float(c), -math.inf, math.inf}
-    if tgt.table is not None:
-        t = tgt.table
-        i = int(np.searchsorted(t, float(c)))
-        cands |= {float(t[k]) for k in (i - 1, i, i + 1) if 0 <= k < t.size}
-    elif math.isfinite(float(c)):
-        with np.errstate(over="ignore"):
-            cands |= {float(np.nextafter(c, np.array(-np.inf, tgt.dt))),
-                      float(np.nextafter(c, np.array(np.inf, tgt.dt)))}
+        up_n = np.nextafter(m, np.inf)
+        down_n = np.nextafter(m, -np.inf)
+    low = np.where(r > 0, m, down_n)
+    up = np.where(r > 0, up_n, m)
+    d_low = np.where(r > 0, r, (m - down_n).astype(_I64) + r)     # v - low
+    d_up = np.where(r > 0, (up_n - m).astype(_I64) - r, -r)       # up - v
+    odd_low = (low.view(_U64) & np.uint64(1)).astype(bool)
+    if mode == "towards-negative":
+        pick_up = np.zeros(v.shape, bool)
+    elif mode == "towards-positive":
+        pick_up = np.ones(v.shape, bool)
+    elif mode == "towards-zero":
+        pick_up = m < 0
+    elif mode == "odd":
+        pick_up = odd_low == False                                  # noqa: E712
     else:
-        cands.add(math.copysign(tgt.fmax, float(c)))
-    below = max(v for v in cands if v <= x)
-    above = min(v for v in cands if v >= x)
-    if below == x:
-        return np.array(below).astype(tgt.dt)
-    lo_s, hi_s = _top_step(tgt)
-    b_h = Fraction(below) if math.isfinite(below) else Fraction(tgt.fmin) - Fraction(lo_s)
-    a_h = Fraction(above) if math.isfinite(above) else Fraction(tgt.fmax) + Fraction(hi_s)
-    if rounding == "towards-negative" or rounding == "towards-zero" and x > 0:
-        pick = below
-    elif rounding in ("towards-positive", "towards-zero"):
-        pick = above
-    else:
-        mid = (b_h + a_h) / 2
-        if x != mid:
-            pick = above if x > mid else below
-        elif rounding == "nearest-away":
-            pick = above if x > 0 else below
-        else:
-            pick = below if math.isfinite(below) and not _lsb(np.array([below]), tgt)[0] \
-                or not math.isfinite(above) else above
-    if math.isinf(pick):
-        got = _out_of_range(np.array([float(x)]), np.array([True]), tgt, oor, lambda: None,
-                            lambda: np.array([math.copysign(np.inf if tgt.has_inf
-                                                            else tgt.fmax, pick)]))
-        return np.asarray(got).astype(tgt.dt)[0]
-    return np.array(pick).astype(tgt.dt)
+        tie_up = (m > 0) if mode == "nearest-away" else odd_low
+        pick_up = np.where(d_low == d_up, tie_up, d_up < d_low)
+    return np.where(r == 0, m, np.where(pick_up, up, low))
