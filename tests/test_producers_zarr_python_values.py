@@ -71,3 +71,13 @@ def test_zarrx_writes_the_bytes_and_metadata_zarr_python_writes(tmp_path, name):
     assert ours["codecs"] == theirs["codecs"]
     assert ours["fill_value"] == theirs["fill_value"]
     assert _chunks(tmp_path / name) == _chunks(CORPUS / name)
+
+
+def test_value_codecs_before_the_sharding_codec_are_reported_as_filters():
+    a = zarrx.open_array(str(CORPUS / "sharded_outer"), mode="r")
+    assert [c.to_dict() for c in a.filters] == [
+        {"name": "scale_offset", "configuration": {"offset": -1, "scale": 2}},
+        {"name": "cast_value", "configuration": {"data_type": "int16"}}]
+    from zarrx.info import array_info
+    assert "Codecs        : scale_offset(offset=-1, scale=2), cast_value(data_type='int16'), " \
+        "bytes(endian='little')" in array_info(a)

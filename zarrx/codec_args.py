@@ -36,7 +36,7 @@ from zarrx.codecs.registry import lookup
 from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind, lower_numcodecs
-from zarrx.metadata.codecs import codec_json
+from zarrx.metadata.codecs import ELEMENTWISE, codec_json
 from zarrx.metadata.dtype_input import resolve_dtype
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
@@ -106,7 +106,10 @@ def array_codecs(meta: ArrayMeta) -> dict[str, Any]:
         comp = () if v2.compressor is None else (_object(lower_numcodecs(dict(v2.compressor),
                                                                          loc)),)
         return {"filters": flt, "serializer": None, "compressors": comp}
-    specs = list(meta.chunk_codecs)
+    # the value codecs before a sharding codec run on each inner chunk too (zarr-python
+    # reports them as the filters)
+    specs = [c for level in meta.shard_levels for c in level.outer_codecs
+             if c.name in ELEMENTWISE] + list(meta.chunk_codecs)
     kinds = [codec_kind(s.name) for s in specs]
     at = kinds.index(A2B) if A2B in kinds else len(specs)
     return {"filters": tuple(_object(s) for s in specs[:at]),
