@@ -97,10 +97,6 @@ def same_value(a: Any, b: Any, t: VType) -> bool:
     return fa == fb and math.copysign(1.0, fa) == math.copysign(1.0, fb)
 
 
-def _py(v: Any, t: VType) -> Any:
-    return int(v) if t.is_int else float(np.asarray(v).astype(_F8))
-
-
 def cast_values(arr: np.ndarray, src: VType, tgt: VType, rounding: str,
                 out_of_range: str | None, pairs: Sequence[tuple[Any, Any]] = ()
                 ) -> np.ndarray:
