@@ -28,7 +28,7 @@ BAD = {   # id: (create_array arguments, message)
     "unknown-v3-name": (
         dict(compressors={"name": "zstdd"}),
         "create_array compressors[0]: unknown codec 'zstdd'; did you mean 'zstd'? known "
-        "codecs: blosc, bytes, crc32c, gzip, numcodecs.adler32, numcodecs.astype, "),
+        "codecs: blosc, bytes, cast_value, crc32c, gzip, numcodecs.adler32, numcodecs.astype, "),
     "unknown-filter": (
         dict(filters=[{"name": "numcodecs.detla"}]),
         "create_array filters[0]: unknown codec 'numcodecs.detla'; did you mean "

@@ -115,7 +115,8 @@ def test_a_filter_other_than_a_transpose_before_a_sharding_serializer_is_refused
                            filters=[{"id": "delta", "dtype": "<i4"}],
                            serializer=zarrx.codecs.ShardingCodec(chunk_shape=(2, 2)))
     assert str(info.value).startswith(
-        "create_array filters: only transposes may come before a sharding serializer")
+        "create_array filters: only transposes and codecs mapping each value alone "
+        "(scale_offset, cast_value) may come before a sharding serializer")
     assert "'numcodecs.delta'" in str(info.value)
 
 

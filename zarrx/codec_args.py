@@ -36,7 +36,7 @@ from zarrx.codecs.registry import lookup
 from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind, lower_numcodecs
-from zarrx.metadata.codecs import codec_json
+from zarrx.metadata.codecs import ELEMENTWISE, codec_json
 from zarrx.metadata.dtype_input import resolve_dtype
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
@@ -106,7 +106,10 @@ def array_codecs(meta: ArrayMeta) -> dict[str, Any]:
         comp = () if v2.compressor is None else (_object(lower_numcodecs(dict(v2.compressor),
                                                                          loc)),)
         return {"filters": flt, "serializer": None, "compressors": comp}
-    specs = list(meta.chunk_codecs)
+    # the value codecs before a sharding codec run on each inner chunk too (zarr-python
+    # reports them as the filters)
+    specs = [c for level in meta.shard_levels for c in level.outer_codecs
+             if c.name in ELEMENTWISE] + list(meta.chunk_codecs)
     kinds = [codec_kind(s.name) for s in specs]
     at = kinds.index(A2B) if A2B in kinds else len(specs)
     return {"filters": tuple(_object(s) for s in specs[:at]),
@@ -132,6 +135,20 @@ def _serializer(dt: DataType, endian: str | None) -> CodecSpec:
         # (bytes and raw bytes have no byte order: no endian, as zarr-python writes them)
         return CodecSpec("bytes", {})
     return CodecSpec("bytes", {"endian": endian or "little"})
+
+
+def _cast_to(flt: list[Any], dt: DataType) -> DataType:
+    """The data type the ``bytes`` serializer receives when the last filter changing it is a
+    ``cast_value`` (a 1-byte target is serialised without an ``endian``, as zarr-python
+    writes it); ``dt`` otherwise."""
+    for f in reversed(flt):
+        spec = f.to_spec() if isinstance(f, Codec) else f
+        if spec.name == "cast_value":
+            from zarrx.metadata.dtypes import parse_dtype_v3
+            return parse_dtype_v3(spec.configuration["data_type"], Loc(WHERE))
+        if any(k in spec.configuration for k in _DTYPE_FIELDS):
+            break
+    return dt
 
 
 _DTYPE_FIELDS = ("dtype", "astype", "encode_dtype", "decode_dtype")
@@ -213,7 +230,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         if v3:
             comp = [_placed(c, "compressors", f"compressors[{i}]") for i, c in enumerate(comp)]
     if ser is None:
-        ser = _serializer(dt, endian)
+        ser = _serializer(_cast_to(flt, dt), endian)
         if v3 and ser.name == "bytes" and not ser.configuration and \
                 filtered_endian([f.to_spec() if isinstance(f, Codec) else f for f in flt], None):
             ser = CodecSpec("bytes", {"endian": "little"})   # filters make multi-byte items

@@ -267,6 +267,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                            zarr_format=zarr_format, chunk_key_encoding=chunk_key_encoding,
                            dimension_names=dimension_names, attributes=attributes,
                            order=order or v2_order)
+    if any(c.name in ("scale_offset", "cast_value") for c in meta.layout.read_codecs):
+        from zarrx.size_limits import check_fill
+        check_fill(meta, path)      # the fill value through the value codecs, before storing
     # zarr-python: config's order is the layout reads hand out from this handle, on Zarr v3
     # (which stores no order); a Zarr v2 array keeps the order it stores
     arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks,

@@ -162,7 +162,8 @@ def array_info(array: Array) -> str:
         ("Fill value", value_text(meta.fill_value)),
         ("Order", array.order),
         ("Read-only", str(array.read_only)),
-        ("Codecs", (", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none")
+        ("Codecs", (", ".join(_codec_str(c) for c in (*_values_outside(meta),
+                                                       *meta.chunk_codecs)) or "none")
          + ("; each shard encoded whole by " + ", ".join(
              _codec_str(c) for c in meta.shard_levels[0].object_codecs)
             if meta.shard_levels and meta.shard_levels[0].object_codecs else "")),
@@ -270,3 +271,10 @@ def _attr_lines(attributes: Any, indent: str) -> list[str]:
             text = text[:_ATTR_WIDTH - 3] + "..."
         out.append(f"{indent}@{key} = {text}")
     return out
+
+
+def _values_outside(meta: Any) -> list[Any]:
+    """The value codecs before a sharding codec, which run on each inner chunk too."""
+    from zarrx.metadata.codecs import ELEMENTWISE
+    return [c for level in meta.shard_levels for c in level.outer_codecs
+            if c.name in ELEMENTWISE]

@@ -16,7 +16,7 @@ from zarrx.codecs.base import Codec
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.metadata._util import short
 from zarrx.metadata.codec_table import A2B
-from zarrx.metadata.codecs import codec_json, permutation
+from zarrx.metadata.codecs import ELEMENTWISE, codec_json, permutation
 from zarrx.metadata.model import CodecSpec
 
 __all__ = ["transposed_shards", "nested_shards", "unshard"]
@@ -29,9 +29,10 @@ def transposed_shards(dtype: Any, shape: tuple[int, ...], chunks: Any, shards: A
     writes for them, the transposes then the sharding codec, which sees the shard (the grid's
     ``chunks``) as they leave it."""
     before = [f.to_spec() if isinstance(f, Codec) else f for f in flt]
-    others = [f.name for f in before if f.name != "transpose"]
+    others = [f.name for f in before if f.name != "transpose" and f.name not in ELEMENTWISE]
     if others:
-        raise ArgumentError(f"{WHERE} filters: only transposes may come before a sharding "
+        raise ArgumentError(f"{WHERE} filters: only transposes and codecs mapping each value "
+                            f"alone ({', '.join(ELEMENTWISE)}) may come before a sharding "
                             f"serializer (byte ranges into a shard must map onto stored "
                             f"bytes), found {', '.join(map(repr, others))}; put the other "
                             f"filters in the sharding codec's codecs=")
@@ -41,6 +42,11 @@ def transposed_shards(dtype: Any, shape: tuple[int, ...], chunks: Any, shards: A
                                 f"(one int per axis of shape {shape}), found {short(chunks)}")
     seen, perms = grid, []
     for i, f in enumerate(before):
+        if f.name in ELEMENTWISE:          # value by value: the sharding codec sees its output
+            perms.append(f)
+            if f.name == "cast_value":
+                dtype = f.configuration["data_type"]
+            continue
         perm = permutation(f.configuration["order"], len(seen))
         if sorted(perm) != list(range(len(seen))):
             raise ArgumentError(f"{WHERE} filters[{i}].configuration.order: expected a "

@@ -28,7 +28,7 @@ from zarrx.metadata.codecs import read_codec_places
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.chunks import SizeLimit
 
-__all__ = ["read_plan", "unit_limit", "shard_limit", "decoded_shard_limit", "encoded_limit",
+__all__ = ["read_plan", "check_fill", "fill_through", "unit_limit", "shard_limit", "decoded_shard_limit", "encoded_limit",
            "MAX_OBJECT"]
 
 MAX_OBJECT = (1 << 63) - 1  # no object is larger
@@ -45,6 +45,30 @@ def read_plan(meta: ArrayMeta, shape: tuple[int, ...], key: str) -> CodecPipelin
                                  where=None if v2 is None else v2.where,
                                  names=None if places is None else
                                  [f"{key or '/'} {p}" for p in places])
+
+
+def check_fill(meta: ArrayMeta, key: str) -> None:
+    """Raise (MetadataError) when the fill value of ``meta`` cannot pass its value codecs:
+    checked when an array is created (the spec asks it of writers); an array stored with one
+    is read, its unwritten chunks as its fill value, as zarr-python reads them."""
+    plan = read_plan(meta, _largest_unit(meta), key)
+    if meta.fill_value is not None:
+        fill_through(plan, meta.fill_value, key)
+
+
+def fill_through(plan: CodecPipeline, fill: object, key: str) -> object:
+    """The fill value as the value codecs (``scale_offset``, ``cast_value``) hand it on,
+    stage by stage (a transpose keeps it; other array->array codecs end the walk): a
+    MetadataError when a stage cannot encode it, or (``cast_value``) it does not decode back
+    to itself, as the spec requires of a fill value."""
+    for st in plan.a2a:
+        codec = st.codec
+        if codec.name == "transpose":
+            continue
+        if not hasattr(codec, "encode_fill"):
+            break
+        fill = codec.encode_fill(fill, st.dtype, f"{key or '/'} {codec.name}")
+    return fill
 
 
 def _largest_unit(meta: ArrayMeta) -> tuple[int, ...]:

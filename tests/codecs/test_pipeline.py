@@ -99,7 +99,7 @@ def test_bad_configuration(codecs, msg) -> None:
 
 def test_unknown_codec_names_codec_and_array() -> None:
     with pytest.raises(CodecError, match=r"^unknown codec 'nosuch' in array 'grp/arr'; known "
-                                         r"codecs: blosc, bytes, crc32c, gzip, "):
+                                         r"codecs: blosc, bytes, cast_value, crc32c, gzip, "):
         CodecPipeline.resolve([LE, S("nosuch", {})], "f4", (4,), key="grp/arr")
     with pytest.raises(CodecError, match=re.escape(
             "unknown codec 'numcodecs.lz5' in array 'grp/arr'; did you mean 'numcodecs.lz4'? "

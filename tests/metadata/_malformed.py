@@ -210,8 +210,8 @@ CASES: list[tuple[str, str, Any]] = [
     ("shard-missing-index-codecs", "v3", v3(chunk_grid=grid(4, 6), codecs=[
         {"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3],
                                                        "codecs": [LE]}}])),
-    ("shard-after-scale-offset", "v3", v3(chunk_grid=grid(4, 6), codecs=[
-        {"name": "scale_offset", "configuration": {"offset": 1, "scale": 2}}, shard([2, 3])])),
+    ("shard-after-delta", "v3", v3(chunk_grid=grid(4, 6), codecs=[
+        {"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}, shard([2, 3])])),
     ("shard-nested-transposed-not-divisor", "v3", v3(chunk_grid=grid(4, 6), codecs=[
         shard([2, 6], codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}},
                               shard([2, 3])])])),

@@ -241,8 +241,8 @@ EXPECTED = {
         "a/zarr.json codecs[0].configuration.index_location: expected 'start' or 'end', found 'middle'",
     'shard-missing-index-codecs':
         "a/zarr.json codecs[0].configuration: missing required field 'index_codecs'",
-    'shard-after-scale-offset':
-        "a/zarr.json codecs[0]: 'scale_offset' before 'sharding_indexed' is not supported: only a transpose can be applied to a whole shard, since inner chunks must stay independently decodable",
+    'shard-after-delta':
+        "a/zarr.json codecs[0]: 'numcodecs.delta' before 'sharding_indexed' is not supported: only a transpose or a codec mapping each value alone (scale_offset, cast_value) can be applied to a whole shard, since inner chunks must stay independently decodable",
     'shard-nested-transposed-not-divisor':
         'a/zarr.json codecs[0].configuration.codecs[1].configuration.chunk_shape[1]: expected a divisor of the shard size 2 along axis 1 (shard shape [6, 2] as seen by the sharding codec), found 3',
     'shard-rectilinear':

@@ -13,7 +13,8 @@ from typing import Any
 __all__ = ["Bytes", "Transpose", "Gzip", "Zlib", "Zstd", "Blosc", "Crc32c", "LZ4", "BZ2", "LZMA",
            "VLenUTF8", "VLenBytes", "Delta", "FixedScaleOffset", "Quantize", "BitRound",
            "AsType", "PackBits", "Shuffle", "Categorize", "CRC32", "Adler32", "Fletcher32",
-           "JenkinsLookup3", "VLenArray", "JSON", "MsgPack", "ShardingIndexed", "CodecPipeline",
+           "JenkinsLookup3", "VLenArray", "JSON", "MsgPack", "ShardingIndexed", "ScaleOffset",
+           "CastValue", "CodecPipeline",
            "get_codec_class", "register_codec",
            # zarr-python's names (zarr.codecs)
            "BytesCodec", "TransposeCodec", "GzipCodec", "ZstdCodec", "BloscCodec", "Crc32cCodec",

@@ -22,6 +22,7 @@ from typing import Any
 from zarrx.errors import UnknownCodecError
 from zarrx.metadata import codec_checks as ck
 from zarrx.metadata import numcodecs_ids
+from zarrx.metadata import codec_checks_cast as ckc
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.model import CodecSpec
 
@@ -88,6 +89,8 @@ _BUILTIN: dict[str, CodecInfo] = {c.name: c for c in (
     CodecInfo("zstd", B2B, _m("zstd", "Zstd"), ck.check_zstd, "zstd", _zstd_v2),
     CodecInfo("blosc", B2B, _m("blosc", "Blosc"), ck.check_blosc, "blosc", _blosc_v2),
     CodecInfo("crc32c", B2B, _m("crc32c", "Crc32c"), ck.check_none, "crc32c"),
+    CodecInfo("scale_offset", A2A, _m("scale_offset", "ScaleOffset"), ckc.check_scale_offset),
+    CodecInfo("cast_value", A2A, _m("cast_value", "CastValue"), ckc.check_cast_value),
     # numcodecs codecs, as zarr-python names them in v3 metadata
     CodecInfo("numcodecs.gzip", B2B, _m("deflate", "Gzip"), ck.check_numcodecs_gzip, "gzip"),
     CodecInfo("numcodecs.zlib", B2B, _m("deflate", "Zlib"), ck.check_zlib, "zlib"),

@@ -191,10 +191,14 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
             f"{bad.name!r}" + ("" if top else " after a nested one"))
     seen = shape
     for i, s in enumerate(specs[:at]):
+        if s.name in ELEMENTWISE:       # value by value: the same on a shard or its chunks
+            continue
         if s.name != "transpose":
             raise (loc / i).fail(f"{s.name!r} before 'sharding_indexed' is not supported: only "
-                                 f"a transpose can be applied to a whole shard, since inner "
-                                 f"chunks must stay independently decodable")
+                                 f"a transpose or a codec mapping each value alone "
+                                 f"({', '.join(ELEMENTWISE)}) can be applied to a whole "
+                                 f"shard, since inner chunks must stay independently "
+                                 f"decodable")
         seen = tuple(seen[o] for o in permutation(s.configuration["order"], len(seen)))
     cl = loc / at / "configuration"
     conf = specs[at].configuration
@@ -226,6 +230,11 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
     return (level, *sub), chunk
 
 
+#: array->array codecs that map each value alone, whatever the chunk: before a
+#: ``sharding_indexed`` they are applied to each inner chunk instead of the whole shard
+ELEMENTWISE = ("scale_offset", "cast_value")
+
+
 def _has_float(value: Any) -> bool:
     if type(value) is float:
         return True
@@ -245,15 +254,17 @@ def read_codec_places(codecs: tuple[CodecSpec, ...], read_codecs: int
     path, items = "codecs", list(codecs)
     names = [s.name for s in codecs]
     pushed = next((f"codecs[{i}]" for i, n in enumerate(names) if n == "transpose"), None)
+    values: list[str] = []          # value codecs before a sharding_indexed, outermost first
     while "sharding_indexed" in names:
         at = names.index("sharding_indexed")
+        values += [f"{path}[{i}]" for i, n in enumerate(names[:at]) if n in ELEMENTWISE]
         conf = items[at].configuration if isinstance(items[at], CodecSpec) else \
             items[at].get("configuration", {})
         path, items = f"{path}[{at}].configuration.codecs", list(conf["codecs"])
         names = [c if isinstance(c, str) else c.get("name") for c in items]
     if path == "codecs":
         return None
-    places = tuple(f"{path}[{i}]" for i in range(len(items)))
+    places = tuple(values) + tuple(f"{path}[{i}]" for i in range(len(items)))
     extra = read_codecs - len(places)
     return (pushed or "codecs",) * extra + places if extra >= 0 else None
 

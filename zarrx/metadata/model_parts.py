@@ -226,6 +226,8 @@ def _level_perms(levels: tuple[ShardLevel, ...]) -> list[tuple[int, ...] | None]
     out: list[tuple[int, ...] | None] = []
     for level in levels:
         for spec in level.outer_codecs:
+            if spec.name in ("scale_offset", "cast_value"):    # applied to each read unit
+                continue
             if spec.name != "transpose":
                 raise ShardError(f"array codecs: {spec.name!r} before sharding_indexed is not "
                                  f"supported: only a transpose can be applied to a whole shard, "
@@ -278,7 +280,9 @@ def lower_layout(meta: Any) -> ChunkLayout:
         ratio = tuple(c // r for c, r in zip(to_array_space(inner, perm), read))
         geoms.append(ShardGeometry(level, shard, inner, per, ratio, perm, n, nbytes))
         above = to_array_space(inner, perm)
-    codecs = tuple(meta.chunk_codecs)
+    # codecs mapping each value alone, from before any level: run on each read unit, in order
+    codecs = tuple(c for level in levels for c in level.outer_codecs
+                   if c.name in ("scale_offset", "cast_value")) + tuple(meta.chunk_codecs)
     if perms[-1] is not None:
         codecs = (CodecSpec("transpose", {"order": list(perms[-1])}),) + codecs
     # a shard length of 0 (zarr-python's, along an axis of length 0, which has no shards)
