@@ -51,3 +51,38 @@ def test_writes_through_boolean_index_arrays_on_every_axis_fill_their_outer_prod
     got = both(write)
     for name in LIBS:
         np.testing.assert_array_equal(got[name], expected, err_msg=name)
+
+
+INDEXES = {"mask": [False, True] * 5, "ints": [0, 2, 4, 5]}
+READS = {
+    "getitem": lambda z, ix: z[ix],
+    "oindex": lambda z, ix: z.oindex[ix],
+    "vindex": lambda z, ix: z.vindex[ix],
+}
+
+
+@pytest.mark.parametrize("read", list(READS.values()), ids=list(READS))
+@pytest.mark.parametrize("index", list(INDEXES), ids=list(INDEXES))
+def test_an_array_of_the_library_is_an_index_array(read, index):
+    def case(lib):
+        store: dict = {}
+        z = lib.array(np.arange(10), chunks=2, store=store, path="a")
+        ix = lib.array(INDEXES[index], chunks=2, store=store, path="ix",
+                       dtype="bool" if index == "mask" else "i4")
+        return read(z, ix)
+    got = both(case)
+    for name in LIBS:
+        np.testing.assert_array_equal(got[name], np.arange(10)[INDEXES[index]], err_msg=name)
+
+
+def test_arrays_index_writes_and_tuples_of_axes():
+    # zarr-python 3.1 reads these, and fails on the writes inside its indexer
+    z = zarrx.array(np.arange(12).reshape(3, 4), chunks=(2, 2))
+    rows, cols = zarrx.array(np.array([True, False, True])), zarrx.array(np.array([1, 3]))
+    assert z[rows, cols].tolist() == [[1, 3], [9, 11]]
+    assert z.oindex[rows, :].tolist() == [[0, 1, 2, 3], [8, 9, 10, 11]]
+    assert z.get_orthogonal_selection((rows, cols)).tolist() == [[1, 3], [9, 11]]
+    z[rows, cols] = -1
+    z.vindex[zarrx.array(np.array([1])), cols[:1]] = -2          # the point (1, 1)
+    z.set_orthogonal_selection((zarrx.array(np.array([1])), cols), -3)
+    assert z[...].tolist() == [[0, -1, 2, -1], [4, -3, 6, -3], [8, -1, 10, -1]]
