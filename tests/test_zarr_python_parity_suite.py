@@ -86,3 +86,33 @@ def test_arrays_index_writes_and_tuples_of_axes():
     z.vindex[zarrx.array(np.array([1])), cols[:1]] = -2          # the point (1, 1)
     z.set_orthogonal_selection((zarrx.array(np.array([1])), cols), -3)
     assert z[...].tolist() == [[0, -1, 2, -1], [4, -3, 6, -3], [8, -1, 10, -1]]
+
+
+def _tree():
+    g = zarrx.open_group({}, mode="w")
+    g.create_array("a", shape=(2,), dtype="i4")
+    g.create_group("s").create_array("b", shape=(1,), dtype="i4")
+    return g
+
+
+def test_get_array_and_get_group_return_the_member_of_their_kind():
+    # zarr-python 3.3's accessors (3.1 has neither)
+    g = _tree()
+    assert g.get_array("a").path == "a" and g.get_array("s/b").shape == (1,)
+    assert isinstance(g.get_group("s"), zarrx.Group) and g.get_group("s").path == "s"
+    assert g.get_group("s").get_array("b").path == "s/b"
+
+
+@pytest.mark.parametrize("call, path, error, message", [
+    ("get_array", "x", ArrayNotFoundError, "get_array: group '/': no array at 'x' (no node there)"),
+    ("get_array", "s", ContainsGroupError, "get_array: group '/': expected an array at 's', "
+                                           "found a group"),
+    ("get_group", "s/x", GroupNotFoundError, "get_group: group '/': no group at 's/x' "
+                                             "(no node there)"),
+    ("get_group", "a", ContainsArrayError, "get_group: group '/': expected a group at 'a', "
+                                           "found an array"),
+])
+def test_get_array_and_get_group_name_what_is_at_the_path(call, path, error, message):
+    with pytest.raises(error) as info:
+        getattr(_tree(), call)(path)
+    assert str(info.value) == message

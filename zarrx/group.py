@@ -21,6 +21,7 @@ from zarrx.creation import (Ancestors, check_node_names, create_array, data_arra
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists,
                           refuse_keywords)
+from zarrx.group_get import TypedMembers
 from zarrx.hierarchy import write_hierarchy
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
@@ -35,7 +36,7 @@ from zarrx.store.base import Store
 __all__ = ["Group"]
 
 
-class Group(Node):
+class Group(Node, TypedMembers):
     """A group in a store: ``g["a/b"]``, ``g.create_group``, ``g.create_array``, ``g.attrs``."""
 
     _kind = "group"
