@@ -116,3 +116,18 @@ def test_get_array_and_get_group_name_what_is_at_the_path(call, path, error, mes
     with pytest.raises(error) as info:
         getattr(_tree(), call)(path)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("method", ["zeros_like", "ones_like", "full_like", "empty_like"])
+@pytest.mark.parametrize("source_format, group_format", [(3, 2), (2, 3), (2, 2)])
+def test_group_like_methods_create_the_array_in_the_group_format(method, source_format,
+                                                                   group_format):
+    source = zarrx.ones(store={}, shape=(11, 12), dtype="uint8", chunks=(11, 4),
+                        zarr_format=source_format)
+    g = zarrx.create_group({}, zarr_format=group_format)
+    made = getattr(g, method)(name="foo", data=source, shape=(10, 10), dtype="int8")
+    assert made.metadata.zarr_format == group_format
+    assert (made.shape, made.chunks, made.dtype) == ((10, 10), (11, 4), np.dtype("int8"))
+    assert list(g.array_keys()) == ["foo"]           # listed: the hierarchy holds one format
+    expected = {"zeros_like": 0, "ones_like": 1}.get(method, 1)     # full/empty: the source's
+    assert (made[...] == expected).all()
