@@ -10,7 +10,7 @@ import zarrx
 from zarrx.errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError,
                           GroupNotFoundError)
 
-from parity_helpers import LIBS, both
+from parity_helpers import LIBS, both, doc
 from parity_helpers import _quiet  # noqa: F401  (an autouse fixture)
 
 
@@ -131,3 +131,20 @@ def test_group_like_methods_create_the_array_in_the_group_format(method, source_
     assert list(g.array_keys()) == ["foo"]           # listed: the hierarchy holds one format
     expected = {"zeros_like": 0, "ones_like": 1}.get(method, 1)     # full/empty: the source's
     assert (made[...] == expected).all()
+
+
+@pytest.mark.parametrize("call", ["ones", "zeros", "empty", "create", "open_array"])
+@pytest.mark.parametrize("order", [None, "C", "F"])
+@pytest.mark.parametrize("config", [{"order": "F"}, {"order": "C"}, {}], ids=["F", "C", "none"])
+def test_zarr_v2_order_of_the_create_family_comes_from_config_when_order_is_not_given(
+        call, order, config):
+    def case(lib):
+        store: dict = {}
+        kw = {"mode": "w", "dtype": "i4"} if call == "open_array" else {}
+        a = getattr(lib, call)(store=store, shape=(2, 3), order=order, zarr_format=2,
+                               config=config, **kw)
+        a[...] = np.arange(6).reshape(2, 3)
+        return a.order, doc(store, ".zarray")["order"], a[...].flags.f_contiguous
+    got = both(case)
+    expected = order or config.get("order", "C")
+    assert got["zarr"] == got["zarrx"] == (expected, expected, expected == "F")
