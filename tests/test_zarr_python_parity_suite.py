@@ -148,3 +148,11 @@ def test_zarr_v2_order_of_the_create_family_comes_from_config_when_order_is_not_
     got = both(case)
     expected = order or config.get("order", "C")
     assert got["zarr"] == got["zarrx"] == (expected, expected, expected == "F")
+
+
+def test_the_deprecation_warning_of_tree_reads_as_zarr_python_words_it():
+    # a filter written for zarr-python's message (message="Use Group.tree instead") holds
+    for lib in LIBS.values():
+        g = lib.open_group({}, mode="w")
+        with pytest.warns(DeprecationWarning, match=r"Use Group\.tree instead\.$"):
+            lib.tree(g)
