@@ -156,3 +156,14 @@ def test_the_deprecation_warning_of_tree_reads_as_zarr_python_words_it():
         g = lib.open_group({}, mode="w")
         with pytest.warns(DeprecationWarning, match=r"Use Group\.tree instead\.$"):
             lib.tree(g)
+
+
+def test_a_zarr_v3_codec_object_compresses_a_zarr_v2_array_in_its_numcodecs_form():
+    # zarr-python 3.1 refuses its v3 classes for Zarr v2 (ValueError); zarrx's serve both
+    for codec in (zarrx.codecs.ZstdCodec(level=2), LIBS["zarr"].codecs.ZstdCodec(level=2)):
+        store: dict = {}
+        zarrx.create(store=store, shape=(3,), dtype="u1", zarr_format=2, compressor=codec)
+        assert doc(store, ".zarray")["compressor"] == {"id": "zstd", "level": 2}
+    with pytest.raises(ValueError):
+        LIBS["zarr"].create(store={}, shape=(3,), dtype="u1", zarr_format=2,
+                            compressor=LIBS["zarr"].codecs.ZstdCodec(level=2))
