@@ -167,3 +167,13 @@ def test_a_zarr_v3_codec_object_compresses_a_zarr_v2_array_in_its_numcodecs_form
     with pytest.raises(ValueError):
         LIBS["zarr"].create(store={}, shape=(3,), dtype="u1", zarr_format=2,
                             compressor=LIBS["zarr"].codecs.ZstdCodec(level=2))
+
+
+@pytest.mark.parametrize("chunks", [(-1, 2), (None, 2)], ids=["minus-one", "none"])
+def test_a_whole_axis_chunk_of_an_empty_axis_is_one_long_so_the_axis_grows(chunks):
+    got = both(lambda lib: lib.create(shape=(0, 6), chunks=chunks, dtype="i4", store={}).chunks)
+    assert got == {"zarr": (0, 2), "zarrx": (1, 2)}       # zarr-python's axis cannot grow
+    z = zarrx.create_array({}, shape=(0, 6), chunks=chunks, dtype="i4")
+    z.append(np.ones((3, 6), "i4"))
+    assert z.shape == (3, 6) and z.chunks == (1, 2) and z[...].sum() == 18
+    assert zarrx.create_array({}, shape=(4, 6), chunks=(-1, 2), dtype="i4").chunks == (4, 2)
