@@ -245,7 +245,7 @@ def test_forwarded_keywords_are_taken(key):
 def test_tree_is_group_tree_with_zarr_pythons_deprecation():
     g = zarrx.group({})
     g.create_group("a").create_array("b", shape=(2,), dtype="i4")
-    with pytest.warns(zarrx.errors.ZarrDeprecationWarning, match="use Group.tree"):
+    with pytest.warns(zarrx.errors.ZarrDeprecationWarning, match="Use Group.tree instead"):
         text = zarrx.tree(g, level=1)
     assert text == g.tree(level=1) and "a" in text
     with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="found Array"):

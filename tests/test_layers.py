@@ -87,6 +87,7 @@ LAYERS = [
     ("zarrx.array_shape", 5),       # the Array's resize and append
     ("zarrx.array_config", 5),      # the Array's runtime configuration (order, empty chunks)
     ("zarrx.group", 5),
+    ("zarrx.group_get", 5),     # the Group's accessors of one kind of member (get_array, get_group)
     ("zarrx.shape_args", 5),    # shape= and chunks= of array creation
     ("zarrx.creation", 5),
     ("zarrx.node_paths", 5),    # node paths and the groups above a new node

@@ -19,7 +19,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
                           checked_call, node_exists, refuse_keywords)
-from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
+from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format, config_order,
                             create_array, create_chunks, exists_error, flag_arg,
                             format_of, inherited_format, named, node_path, prepare_node)
 from zarrx.group import Group
@@ -425,6 +425,8 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     if not named(compressor, "auto") and "compressors" in kwargs:
         raise ArgumentError(f"{_what}: pass compressors= or compressor=, not both")
     compressors = kwargs.pop("compressors", "auto") if named(compressor, "auto") else compressor
+    if fmt == 2 and order is None:      # zarr-python's create: config's order is the stored one
+        order = config_order(kwargs.get("config"), _what)
     return create_array(store, name=path, shape=shape, dtype=dtype,
                         chunks=create_chunks(chunks, shape),
                         compressors="auto" if named(compressors, "default") else compressors,

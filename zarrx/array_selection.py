@@ -86,6 +86,7 @@ class Selecting:
              fields: Any = None) -> Any:
         """``_read``, then the fields taken and variable-length strings handed out as
         ``StringDType``."""
+        selection = _plain(selection)
         if fields is None and self._strings is None:
             if isinstance(out, np.ndarray) and out.dtype != self.dtype and \
                     np.can_cast(self.dtype, out.dtype, "safe"):
@@ -140,6 +141,7 @@ class Selecting:
 
     def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """``self[selection]``, decoded straight into ``out`` when given."""
+        selection = _plain(selection)
         fields, selection = pop_fields(selection) if self._structured else (None, selection)
         return self._get(selection, indexing.kind_of(selection, self.shape), out, fields)
 
@@ -148,12 +150,14 @@ class Selecting:
             value = chunk_read.read_point(self._io, selection)
             if value is not chunk_read.NOT_A_POINT:
                 return value
+        selection = _plain(selection)
         fields, selection = pop_fields(selection) if self._structured else (None, selection)
         return self._get(selection, indexing.kind_of(selection, self.shape), None, fields)
 
     # -- writing ------------------------------------------------------------------------------
     def _write(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
         self._check_writable("write")
+        selection = _plain(selection)
         # planned and written with one shape: a write planned with the shape before an append
         # through this handle would take the object at the old edge for all of it, and replace
         # the appended values beyond that edge with the fill value
@@ -240,6 +244,7 @@ class Selecting:
         self._write(selection, value, "block", fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
+        selection = _plain(selection)
         fields, selection = pop_fields(selection) if self._structured else (None, selection)
         self._write(selection, value, indexing.kind_of(selection, self.shape), fields)
 
@@ -274,6 +279,26 @@ class _Indexer:
         a = self._array
         fields, selection = pop_fields(selection) if a._structured else (None, selection)
         a._write(selection, value, self._kind, fields)
+
+
+_PLAIN = frozenset((int, slice, type(Ellipsis), type(None), str, bytes, float, bool, list,
+                    np.ndarray))
+
+
+def _foreign(item: Any) -> bool:
+    """An array-like that is no numpy array (a zarrx or zarr-python ``Array``, a dask array):
+    an index array given through ``__array__``, as zarr-python takes it."""
+    return type(item) not in _PLAIN and not isinstance(item, (np.ndarray, np.generic)) \
+        and hasattr(item, "__array__") and hasattr(item, "shape") and hasattr(item, "dtype")
+
+
+def _plain(selection: Any) -> Any:
+    """``selection`` with its array-likes read into numpy arrays."""
+    if type(selection) is tuple:
+        if any(_foreign(s) for s in selection):
+            return tuple(np.asarray(s) if _foreign(s) else s for s in selection)
+        return selection
+    return np.asarray(selection) if _foreign(selection) else selection
 
 
 def bools_as_bytes(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -358,7 +358,7 @@ def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> st
     """``grp.tree(expand=expand, level=level)``: the hierarchy below ``grp`` as text.
     Deprecated in favour of :meth:`Group.tree`, as in zarr-python (a
     ``ZarrDeprecationWarning``)."""
-    warnings.warn("zarrx.tree is deprecated, use Group.tree", ZarrDeprecationWarning,
+    warnings.warn("zarrx.tree is deprecated. Use Group.tree instead.", ZarrDeprecationWarning,
                   stacklevel=2)
     if not isinstance(grp, Group):
         raise ArgumentTypeError(f"tree: expected a zarrx.Group, found {type(grp).__name__}")

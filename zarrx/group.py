@@ -21,6 +21,7 @@ from zarrx.creation import (Ancestors, check_node_names, create_array, data_arra
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists,
                           refuse_keywords)
+from zarrx.group_get import TypedMembers
 from zarrx.hierarchy import write_hierarchy
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
@@ -35,7 +36,7 @@ from zarrx.store.base import Store
 __all__ = ["Group"]
 
 
-class Group(Node):
+class Group(Node, TypedMembers):
     """A group in a store: ``g["a/b"]``, ``g.create_group``, ``g.create_array``, ``g.attrs``."""
 
     _kind = "group"
@@ -399,20 +400,20 @@ class Group(Node):
 
     def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         refuse_keywords("zeros_like", kwargs, ("store", "path", "fill_value"))
-        return self.zeros(name=name, **like_arguments(data, kwargs, fill=False))
+        return self.zeros(name=name, **like_arguments(data, kwargs, fill=False, into=self))
 
     def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         refuse_keywords("ones_like", kwargs, ("store", "path", "fill_value"))
-        return self.ones(name=name, **like_arguments(data, kwargs, fill=False))
+        return self.ones(name=name, **like_arguments(data, kwargs, fill=False, into=self))
 
     def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         """Like ``data``, every cell reading as ``fill_value`` (default: that of ``data``)."""
         refuse_keywords("full_like", kwargs, ("store", "path"))
-        return self.create_array(name, **like_arguments(data, kwargs, fill=True))
+        return self.create_array(name, **like_arguments(data, kwargs, fill=True, into=self))
 
     def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         refuse_keywords("empty_like", kwargs, ("store", "path"))
-        return self.create_array(name, **like_arguments(data, kwargs, fill=True))
+        return self.create_array(name, **like_arguments(data, kwargs, fill=True, into=self))
 
     def array(self, name: str, data: Any = None, **kwargs: Any) -> Array:
         """An array holding ``data`` (shape and dtype from it unless given)."""

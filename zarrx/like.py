@@ -28,12 +28,15 @@ def kept_chunks(a: Array, shape: Any, zarr_format: int) -> Any:
     return "auto"
 
 
-def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
+def like_arguments(a: Any, kwargs: dict, *, fill: bool, into: Any = None) -> dict:
     """``kwargs`` completed from ``a``: shape and dtype; for a zarrx :class:`Array` also its
     chunks, Zarr format, shards and codecs (those two in its own format only), and (``fill``)
     its fill value. A ``dtype=`` other than the source's takes the default filters and
     serializer of that type (the source's compressors are kept) and the source's fill value
-    converted to it, as a write converts a value."""
+    converted to it, as a write converts a value. ``into``, the group the array goes into,
+    gives the Zarr format unless ``zarr_format=`` does: a hierarchy holds one format."""
+    if into is not None and kwargs.get("zarr_format") is None:
+        kwargs["zarr_format"] = into.metadata.zarr_format
     if kwargs.get("zarr_format") is not None:         # compared with the source's below
         kwargs["zarr_format"] = check_format(kwargs["zarr_format"])
     a = as_zarrx_array(a)

@@ -346,8 +346,9 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
     """The kind ``z[selection]`` means, as in numpy (and zarr-python): ``"mask"`` for a boolean
     array of the array's full shape (rank >= 1); ``"coordinate"`` for pure fancy indexing, one
     integer or integer array per axis with at least one array (``z[[1, 3], [2, 4]]`` reads two
-    points; on a 1-d array, any integer array); else ``"basic"`` (which also accepts one index
-    array along one axis)."""
+    points; on a 1-d array, any integer array); ``"orthogonal"`` for one 1-d index array per
+    axis with a boolean one among them (``z[row_mask, col_mask]``, as in zarr-python); else
+    ``"basic"`` (which also accepts one index array along one axis)."""
     ndim = len(shape)
     # a mask in a 1-tuple (``z[mask,]``) is a mask as well, as in numpy and zarr-python; so is
     # a 0-d boolean array of a 0-d array (numpy's ``a[np.array(True)]``)
@@ -362,6 +363,8 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
         if ndim == 1 and a is not None and a.dtype.kind in "iu" and a.ndim > 1:
             return "coordinate"
     if isinstance(selection, tuple) and len(selection) == ndim and ndim >= 1:
+        if ndim > 1 and _boolean_outer(selection):
+            return "orthogonal"
         arrays = 0
         for s in selection:
             if is_int(s):
@@ -375,6 +378,21 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
         if arrays:
             return "coordinate"
     return "basic"
+
+
+def _boolean_outer(selection: tuple) -> bool:
+    """One 1-d index array per axis, a boolean one among them (``z[rows, cols]`` of two
+    masks): zarr-python selects their outer product there, as ``np.ix_`` does (numpy would
+    pair the masks' positions up), and zarrx follows it."""
+    found = False
+    for s in selection:
+        if not isinstance(s, (np.ndarray, list)):
+            return False
+        a = _as_index_array(s)
+        if a is None or a.ndim != 1 or a.dtype.kind not in "iub":
+            return False
+        found = found or a.dtype == np.bool_
+    return found
 
 
 def _as_index_array(sel: np.ndarray | list) -> np.ndarray | None:
