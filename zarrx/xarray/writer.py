@@ -272,11 +272,12 @@ class PreparedWrite:
     region: dict                # {dim: slice} of a region write
     dask_kwargs: dict
 
-    def apply(self, *, reread: bool = False) -> Any:
+    def apply(self, *, reread: bool = False, defer: list | None = None) -> Any:
         """Write it: the group, then each variable. Returns the zarrx Group, or a ``Delayed``
         writing the dask-backed variables when not ``compute``. ``reread``: the store may have
         changed since the write was prepared (a DataTree's nodes written before this one), so
-        the nodes read then are read again before the group is created."""
+        the nodes read then are read again before the group is created. ``defer``: a list
+        the dask writes go to (with ``compute``, no append), for :mod:`zarrx.xarray.tree`."""
         grp, mode = self.grp, self.mode
         if grp is None:
             grp = _open(self.store, mode, self.group, self.fmt, self.storage_options,
@@ -291,7 +292,7 @@ class PreparedWrite:
         # values fails")
         gate = WriteGate() if self.compute else None
         try:
-            return self._write(grp, mode, gate)
+            return self._write(grp, mode, gate, defer if claim is None else None)
         except BaseException as exc:
             if gate is not None:
                 gate.close()
@@ -299,7 +300,8 @@ class PreparedWrite:
                 claim.give_back(exc, gate)
             raise
 
-    def _write(self, grp: Group, mode: str, gate: WriteGate | None) -> Any:
+    def _write(self, grp: Group, mode: str, gate: WriteGate | None,
+               defer: list | None = None) -> Any:
         if mode in ("w", "w-", "a", "a-"):
             grp.attrs.put(self.attrs)
         # the new variables' arrays, all together (their names hold no "/": check_name)
@@ -314,6 +316,8 @@ class PreparedWrite:
         if not delayed:
             return grp if self.compute else _nothing()
         import dask
+        if self.compute and defer is not None:      # (computed with a DataTree's others)
+            return defer.append((self, grp, writes, gate)) or grp
         if self.compute:
             try:
                 dask.compute(*delayed, **self.dask_kwargs)
