@@ -88,3 +88,23 @@ def test_an_append_lists_the_stored_group_once_to_check_it(fmt):
     back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint).load()
     assert back.x.values.tolist() == [0, 1, 2, 3, 4, 5]
     assert back.v2.values.tolist() == [0.0, 1.0, 2.0] * 2
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("auto", [False, True])
+def test_a_region_write_lists_the_stored_group_once(fmt, auto):
+    """Locating the region (the stored dimensions' lengths) uses the listing the write's other
+    checks made (before: the group was listed a second time)."""
+    inner = MemoryStore()
+    ds = xr.Dataset({f"v{i}": ("x", np.arange(6.0)) for i in range(3)},
+                    coords={"x": np.arange(6)})
+    ds.zarrx.to_zarrx(inner, zarr_format=fmt)
+    store = CountingStore(inner)
+    part = ds.isel(x=slice(2, 4)) + 1
+    if auto:
+        part.zarrx.to_zarrx(store, region="auto")
+    else:
+        part.drop_vars("x").zarrx.to_zarrx(store, region={"x": slice(2, 4)})
+    assert store.counts["list"] == 1
+    back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint).load()
+    assert back.v1.values.tolist() == [0.0, 1.0, 3.0, 4.0, 4.0, 5.0]

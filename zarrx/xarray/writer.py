@@ -217,7 +217,7 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
                                     f"was provided")
     if append_dim is not None:
         _check_append_dim(grp, ds, append_dim, metas)
-    slices = resolve_region(ds, grp, region, existing) if region is not None else {}
+    slices = resolve_region(ds, grp, region, existing, metas) if region is not None else {}
     if region is not None:
         ds = _drop_for_region(ds, slices)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
