@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 import pytest
 
 xr = pytest.importorskip("xarray")
@@ -135,3 +137,26 @@ def test_open_datatree_and_open_groups_take_the_arguments_of_open_dataset(tmp_pa
     masked = xr.open_datatree(path, engine=ENGINE, mask_and_scale=False,
                               use_zarr_fill_value_as_mask=True)
     assert masked["child"]["y"].attrs["_FillValue"] == 0
+
+
+@pytest.mark.skipif(not hasattr(xr, "DataTree"), reason="this xarray has no DataTree")
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_values_shared_by_nodes_compute_once(tmp_path, fmt):
+    """The nodes' dask values are computed together, as xarray's writer computes them: a
+    block two nodes depend on is computed once, not once per node."""
+    import threading
+    runs, lock = [], threading.Lock()
+
+    def counted(block):
+        with lock:
+            runs.append(block.shape)
+        return block + 1
+
+    shared = da.arange(6.0, chunks=3).map_blocks(counted, meta=np.array((), float))
+    tree = xr.DataTree.from_dict({"/a": xr.Dataset({"v": ("x", shared)}),
+                                  "/b": xr.Dataset({"w": ("x", shared * 2)})})
+    zx.to_zarrx(tree, tmp_path / "t.zarr", zarr_format=fmt)
+    assert len(runs) == 2            # its two blocks, once each
+    back = xr.open_datatree(tmp_path / "t.zarr", engine=ENGINE)
+    assert back["a/v"].values.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert back["b/w"].values.tolist() == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0]

@@ -53,6 +53,28 @@ def test_arrays_without_dimension_names_are_refused(tmp_path):
         xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_arrays_without_dimension_names_raise_what_engine_zarr_raises(tmp_path, fmt):
+    """A KeyError, as engine "zarr" raises, so that one except clause takes both engines'
+    refusal; names stored but malformed stay a MetadataError only."""
+    g = zarrx.open_group(tmp_path / "g.zarr", mode="w", zarr_format=fmt)
+    g.create_array("a", shape=(3, 2), dtype="f4")
+    for engine in ("zarr", ENGINE):
+        with pytest.raises(KeyError):
+            xr.open_dataset(tmp_path / "g.zarr", engine=engine, consolidated=False)
+    with pytest.raises(zarrx.errors.DimensionNamesMissingError) as info:
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
+    assert isinstance(info.value, zarrx.MetadataError)
+    where = "the attribute _ARRAY_DIMENSIONS to list the 2 dimension names" if fmt == 2 else \
+        "dimension_names naming each of the 2 dimensions (xarray needs them)"
+    assert str(info.value) == f"/a: expected {where}, found None"    # (not quoted)
+    g["a"].attrs["_ARRAY_DIMENSIONS"] = ["x"]                           # one name for two
+    if fmt == 2:
+        with pytest.raises(zarrx.MetadataError) as info:
+            xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
+        assert not isinstance(info.value, KeyError)
+
+
 def test_a_group_that_is_not_a_string_is_refused(tmp_path):
     zarrx.open_group(tmp_path / "g.zarr", mode="w")
     for source in (tmp_path / "g.zarr", zarrx.open_group(tmp_path / "g.zarr", mode="r")):

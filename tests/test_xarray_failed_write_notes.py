@@ -124,20 +124,24 @@ def test_a_write_refused_before_the_store_changes_has_no_note(tmp_path):
     assert notes(info) == []
 
 
-def test_a_failed_tree_write_says_which_groups_are_written(tmp_path):
-    # the nodes are written one after the other: those after the failing one are not written
-    # (with mode 'w', missing, as the root's replacement removed them)
+def test_a_failed_tree_write_says_what_each_group_holds(tmp_path):
+    # every node is written (metadata and values held in memory) before the dask values of
+    # all nodes compute together: the error notes the nodes whose dask values were cut short
     path = tmp_path / "t.zarr"
     tree = xr.DataTree.from_dict({"/": xr.Dataset({"a": ("x", np.arange(3))}),
                                   "/c": xr.Dataset({"v": ("y", failing())}),
                                   "/d": xr.Dataset({"w": ("y", np.arange(3))})})
     old = xr.DataTree.from_dict({"/": xr.Dataset({"a": ("x", np.arange(3))}),
-                                 "/d": xr.Dataset({"w": ("y", np.arange(3))})})
+                                 "/e": xr.Dataset({"w": ("y", np.arange(3))})})
     old.to_zarr(path)           # what the failed write replaces
     with pytest.raises(Boom) as info:
         zx.to_zarrx(tree, path, mode="w", chunkmanager_store_kwargs=SYNC)
-    assert notes(info)[-1] == (
-        "to_zarrx: the DataTree's write failed at the group 'c'; the groups ['/'] before it "
-        "are written; the groups ['d'] after it are not (mode 'w' replaced the whole tree "
-        "first: they are missing); write the tree again")
-    assert sorted(zarrx.open_group(path, mode="r").group_keys()) == ["c"]
+    *each, last = notes(info)
+    assert last == (
+        "to_zarrx: the DataTree's dask-backed values (every node's, computed together) failed "
+        "as they computed; the groups ['/', 'c', 'd'] are written but for those values (see "
+        "the notes above); write the tree again")
+    assert len(each) == 1 and each[0].startswith("to_zarrx: the group 'c' was replaced")
+    assert "the dask-backed variables ['v'] hold the blocks written before" in each[0]
+    assert sorted(zarrx.open_group(path, mode="r").group_keys()) == ["c", "d"]
+    assert xr.open_zarr(path, group="d").w.values.tolist() == [0, 1, 2]

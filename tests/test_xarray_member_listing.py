@@ -67,3 +67,44 @@ def test_a_tree_lists_each_group_once(tmp_path, how, fmt):
             assert list(got) == sorted(ref)
             for k in ref:
                 xr.testing.assert_identical(got[k].load(), ref[k].load())
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_an_append_lists_the_stored_group_once_to_check_it(fmt):
+    """The checks of an append (the dimension appended to, the stored variables left out, the
+    lengths new variables must have) share one listing of the stored group and one read of
+    its arrays' metadata (before: three more of each, on an object store a listing of every
+    key below the group each time)."""
+    inner = MemoryStore()
+    ds = xr.Dataset({f"v{i}": ("x", np.arange(3.0)) for i in range(3)},
+                    coords={"x": [0, 1, 2]})
+    ds.zarrx.to_zarrx(inner, zarr_format=fmt)
+    store = CountingStore(inner)
+    ds.assign_coords(x=[3, 4, 5]).zarrx.to_zarrx(store, append_dim="x")
+    doc = ".zarray" if fmt == 2 else "zarr.json"
+    assert store.counts["list"] == 2         # the checks' listing, and consolidation's
+    for name in ("v0", "v1", "v2", "x"):
+        assert store.gets_by_key[f"{name}/{doc}"] <= 7       # (before: 10)
+    back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint).load()
+    assert back.x.values.tolist() == [0, 1, 2, 3, 4, 5]
+    assert back.v2.values.tolist() == [0.0, 1.0, 2.0] * 2
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("auto", [False, True])
+def test_a_region_write_lists_the_stored_group_once(fmt, auto):
+    """Locating the region (the stored dimensions' lengths) uses the listing the write's other
+    checks made (before: the group was listed a second time)."""
+    inner = MemoryStore()
+    ds = xr.Dataset({f"v{i}": ("x", np.arange(6.0)) for i in range(3)},
+                    coords={"x": np.arange(6)})
+    ds.zarrx.to_zarrx(inner, zarr_format=fmt)
+    store = CountingStore(inner)
+    part = ds.isel(x=slice(2, 4)) + 1
+    if auto:
+        part.zarrx.to_zarrx(store, region="auto")
+    else:
+        part.drop_vars("x").zarrx.to_zarrx(store, region={"x": slice(2, 4)})
+    assert store.counts["list"] == 1
+    back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint).load()
+    assert back.v1.values.tolist() == [0.0, 1.0, 3.0, 4.0, 4.0, 5.0]

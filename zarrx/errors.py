@@ -24,7 +24,7 @@ __all__ = [
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "StoreArgumentError",
     "ArgumentNotImplementedError",
     "ArgumentEncodeError", "ArgumentDecodeError",
-    "DataTypeError", "FillValueError", "FillValueOverflowError", "FrozenMetadataError",
+    "DataTypeError", "DimensionNamesMissingError", "FillValueError", "FillValueOverflowError", "FrozenMetadataError",
     "expected", "refuse_keywords", "unexpected_keyword", "checked_call",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
@@ -332,6 +332,13 @@ class ArgumentDecodeError(_UnicodeArgument, UnicodeDecodeError):
     through there."""
 
     _unicode = UnicodeDecodeError
+
+
+class DimensionNamesMissingError(MetadataError, KeyError):
+    """An array read by engine ``"zarrx"`` that names no dimensions (no Zarr v3
+    ``dimension_names``, no v2 ``_ARRAY_DIMENSIONS`` attribute nor NCZarr ``dimrefs``): also
+    the ``KeyError`` engine ``"zarr"`` raises there. Names that are stored but malformed are a
+    :class:`MetadataError` only."""
 
 
 class DataTypeError(MetadataError, TypeError):

@@ -23,8 +23,8 @@ from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import bounded_block, object_shape
 from zarrx.errors import checked_call
-from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError,
-                          NodeMismatchError, ZarrError)
+from zarrx.errors import (ArgumentError, ArgumentTypeError, DimensionNamesMissingError,
+                          MetadataError, NodeMismatchError, ZarrError)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
@@ -168,7 +168,11 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
         dims = meta.dimension_names
         if dims is None and ndim == 0:
             dims = ()                       # zarr-python leaves them out for a scalar
-        if dims is None or len(dims) != ndim or any(d is None for d in dims):
+        if dims is None:            # (a KeyError too, as engine "zarr" raises)
+            raise DimensionNamesMissingError(
+                f"{where}: expected dimension_names naming each of the {ndim} dimensions "
+                f"(xarray needs them), found None")
+        if len(dims) != ndim or any(d is None for d in dims):
             raise MetadataError(f"{where}: expected dimension_names naming each of the "
                                 f"{ndim} dimensions (xarray needs them), found {dims!r}")
     else:
@@ -183,6 +187,9 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
             dims = [dims]       # (one name, not a list of it, as some writers store it)
         # (xarray's writer stores an integer dimension name as a number, which its engine
         # reads back as that integer)
+        if dims is None:            # (a KeyError too, as engine "zarr" raises)
+            raise DimensionNamesMissingError(
+                f"{where}: expected {source} to list the {ndim} dimension names, found None")
         if not isinstance(dims, list) or len(dims) != ndim or not all(
                 isinstance(d, str) or isinstance(d, int) and not isinstance(d, bool)
                 for d in dims):

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
+from zarrx.errors import (ArgumentError, ArgumentNotImplementedError, ArgumentTypeError,
+                          MetadataError)
 
 __all__ = ["DIMENSION_KEY", "NONE_NAME", "array_name", "check_name", "encode_fill_attr", "decode_fill_attr",
            "encode_attr", "check_attrs", "vlen_dtype", "storage_dtype", "cf_encode"]
@@ -355,9 +356,11 @@ def _utf8_bytes(var: Any, name: Any) -> Any:
     from xarray.coding.strings import EncodedStringCoder
 
     if "_FillValue" in var.attrs and _holds_text(var):
-        raise ArgumentError(f"to_zarrx: variable {name!r}: a _FillValue cannot be given for "
-                            f"text stored as bytes (encoding dtype 'S1'), as xarray refuses it "
-                            f"(found _FillValue {encode_attr(var.attrs['_FillValue'])!r})")
+        # (also a NotImplementedError, the class xarray's writer raises for it)
+        raise ArgumentNotImplementedError(
+            f"to_zarrx: variable {name!r}: a _FillValue cannot be given for text stored as "
+            f"bytes (encoding dtype 'S1'), as xarray refuses it (found _FillValue "
+            f"{encode_attr(var.attrs['_FillValue'])!r})")
     if var.dtype.kind == "O" and vlen_element(var.dtype) is None:
         element, data = _infer_objects(np.asarray(var.data), f"to_zarrx: variable {name!r}")
         if element is str:

@@ -34,19 +34,23 @@ def _decoded(grp: Group, name: str) -> Any:
         raise culprit({name: raw}, {}, exc, grp.name) from exc
 
 
-def stored_sizes(grp: Group, growing: str | None = None) -> dict[str, int]:
-    return ZarrxDataStore(grp).get_dimensions(growing)
+def stored_sizes(grp: Group, growing: str | None = None,
+                 arrays: list | None = None) -> dict[str, int]:
+    """The stored group's dimension lengths (``arrays``: its arrays, when listed already)."""
+    return ZarrxDataStore(grp, arrays=arrays).get_dimensions(growing)
 
 
-def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict[str, slice]:
+def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str],
+                   arrays: list | None = None) -> dict[str, slice]:
     """``region`` as ``{dim: slice(start, stop)}`` in the stored arrays, ``"auto"`` entries
-    located through the dimension's index coordinate."""
+    located through the dimension's index coordinate. ``arrays``: the group's arrays
+    (:func:`array_metas`), when listed already."""
     if region == "auto":
         region = {d: "auto" for d in ds.dims}
     if not isinstance(region, dict):
         raise ArgumentTypeError(f"to_zarrx: region: expected a dict of dimension -> slice or "
                                 f"'auto', found {region!r}")
-    sizes = stored_sizes(grp)
+    sizes = stored_sizes(grp, arrays=arrays)
     out: dict[str, slice] = {}
     for dim, sel in region.items():
         if dim not in ds.dims:

@@ -12,6 +12,7 @@ from zarrx.api import consolidate_metadata, open_group
 from zarrx.creation import _store, node_path
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.xarray.sources import refuse_replaced_sources
+from zarrx.xarray.write_plan import failed_state
 
 __all__ = ["tree_to_zarrx"]
 
@@ -65,9 +66,12 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
         open_group(prepared[0].grp.store, mode="r", use_consolidated=True, _what="to_zarrx")
     # (the root's write, and each node's, change what the next node's creation checks)
     writes = []
+    # with compute, the nodes' dask values are computed together once every node is written,
+    # as xarray's writer computes them: what several nodes share computes once
+    pending: list | None = [] if compute else None
     for i, p in enumerate(prepared):
         try:
-            writes.append(p.apply(reread=i > 0))
+            writes.append(p.apply(reread=i > 0, defer=pending))
         except BaseException as exc:    # (a node's dask values failed as they computed, or
             # the store failed: the nodes before it are written, those after it not)
             add_note(exc, _tree_state(mode, [q.group or "/" for q in prepared], i))
@@ -76,9 +80,32 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
     if consolidated is not False and not rplus:     # the whole hierarchy, from the root
         consolidate_metadata(root.store)
     if compute:
+        if pending:
+            compute_together(pending, [q.group or "/" for q in prepared])
         return root
     import dask
     return dask.delayed(_all_written)(*writes)
+
+
+def compute_together(pending: list, paths: list[str]) -> None:
+    """Compute the dask writes of a DataTree's nodes (``pending``: what
+    :meth:`PreparedWrite.apply` deferred, as ``(write, group, writes, gate)``), in one graph.
+    On a failure no block write starts after it, and the error notes what each node with dask
+    values holds, then that every group of ``paths`` is written but for those values."""
+    import dask
+    delayed = [w for _, _, writes, _ in pending for w in writes if w is not None]
+    try:
+        dask.compute(*delayed, **pending[0][0].dask_kwargs)
+    except BaseException as exc:
+        for _, _, _, gate in pending:
+            gate.close()
+        for write, grp, writes, gate in pending:
+            add_note(exc, failed_state(write.mode, grp.path, write.plans, writes, write.region,
+                                       gate))
+        add_note(exc, f"to_zarrx: the DataTree's dask-backed values (every node's, computed "
+                      f"together) failed as they computed; the groups {paths} are written "
+                      f"but for those values (see the notes above); write the tree again")
+        raise
 
 
 def _all_written(*_: Any) -> None:

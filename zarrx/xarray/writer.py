@@ -28,12 +28,12 @@ from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
                           GroupNotFoundError, MetadataError)
 from zarrx.group import Group
 from zarrx.store.inputs import home_expanded
-from zarrx.xarray.backend import array_metas, dims_and_attrs
+from zarrx.xarray.backend import ZarrxDataStore, array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
 from zarrx.xarray.group_checks import (check_group_document, refuse_existing,
                                        refuse_replaced_groups, stored_node)
-from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
+from zarrx.xarray.region import existing_variable, resolve_region
 from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import (CF_KEYS, apply_plan, claim_rows, create_arrays,
                                      failed_state, plan_variable)
@@ -207,15 +207,17 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
                                 f"found none")
     if mode == "r+" and consolidated:       # (as xarray's writer: read through it)
         open_group(grp.store, mode="r", use_consolidated=True, _what="to_zarrx")
-    existing = set() if grp is None else {name for name, _ in array_metas(grp)}
+    # the stored arrays, listed once for every check below (nothing changes until apply)
+    metas = [] if grp is None else array_metas(grp)
+    existing = {name for name, _ in metas}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
             if array_name(name) in existing:
                 raise ArgumentError(f"to_zarrx: variable {name!r} already exists, but encoding "
                                     f"was provided")
     if append_dim is not None:
-        _check_append_dim(grp, ds, append_dim, existing)
-    slices = resolve_region(ds, grp, region, existing) if region is not None else {}
+        _check_append_dim(grp, ds, append_dim, metas)
+    slices = resolve_region(ds, grp, region, existing, metas) if region is not None else {}
     if region is not None:
         ds = _drop_for_region(ds, slices)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
@@ -225,7 +227,7 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
     # Everything is checked and encoded before the store changes, so a refused write (a size
     # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
     plans = []
-    lengths = None if grp is None or mode == "w" else _lengths_after(grp, ds, append_dim)
+    lengths = None if grp is None or mode == "w" else _lengths_after(metas, ds, append_dim)
     for name, var in variables.items():
         key = array_name(name)
         is_new = mode == "w" or key not in existing
@@ -272,11 +274,12 @@ class PreparedWrite:
     region: dict                # {dim: slice} of a region write
     dask_kwargs: dict
 
-    def apply(self, *, reread: bool = False) -> Any:
+    def apply(self, *, reread: bool = False, defer: list | None = None) -> Any:
         """Write it: the group, then each variable. Returns the zarrx Group, or a ``Delayed``
         writing the dask-backed variables when not ``compute``. ``reread``: the store may have
         changed since the write was prepared (a DataTree's nodes written before this one), so
-        the nodes read then are read again before the group is created."""
+        the nodes read then are read again before the group is created. ``defer``: a list
+        the dask writes go to (with ``compute``, no append), for :mod:`zarrx.xarray.tree`."""
         grp, mode = self.grp, self.mode
         if grp is None:
             grp = _open(self.store, mode, self.group, self.fmt, self.storage_options,
@@ -291,7 +294,7 @@ class PreparedWrite:
         # values fails")
         gate = WriteGate() if self.compute else None
         try:
-            return self._write(grp, mode, gate)
+            return self._write(grp, mode, gate, defer if claim is None else None)
         except BaseException as exc:
             if gate is not None:
                 gate.close()
@@ -299,7 +302,8 @@ class PreparedWrite:
                 claim.give_back(exc, gate)
             raise
 
-    def _write(self, grp: Group, mode: str, gate: WriteGate | None) -> Any:
+    def _write(self, grp: Group, mode: str, gate: WriteGate | None,
+               defer: list | None = None) -> Any:
         if mode in ("w", "w-", "a", "a-"):
             grp.attrs.put(self.attrs)
         # the new variables' arrays, all together (their names hold no "/": check_name)
@@ -314,6 +318,8 @@ class PreparedWrite:
         if not delayed:
             return grp if self.compute else _nothing()
         import dask
+        if self.compute and defer is not None:      # (computed with a DataTree's others)
+            return defer.append((self, grp, writes, gate)) or grp
         if self.compute:
             try:
                 dask.compute(*delayed, **self.dask_kwargs)
@@ -425,8 +431,8 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
         raise
 
 
-def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
-    known = set(stored_sizes(grp, str(dim)))
+def _check_append_dim(grp: Group, ds: Any, dim: Hashable, metas: list) -> None:
+    known = set(ZarrxDataStore(grp, arrays=metas).get_dimensions(str(dim)))
     if dim not in known:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
                             f"(found {sorted(known)})")
@@ -438,7 +444,7 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
     # group would no longer open (xarray's writer appends without it)
     given = {array_name(name) for name in ds.variables}
     left = []
-    for name, meta in array_metas(grp):
+    for name, meta in metas:
         try:
             dims, _ = dims_and_attrs(meta, name)
         except MetadataError:
@@ -451,12 +457,12 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
                             f"leave them shorter and the group unreadable (append them too)")
 
 
-def _lengths_after(grp: Group, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
+def _lengths_after(metas: list, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
     """The length of each dimension of the stored group once the write is done: the longest
     stored array's (arrays still growing under another writer's append are shorter), and
     along ``append_dim`` with the appended rows. Arrays naming no dimensions are left out."""
     lengths: dict[str, int] = {}
-    for name, meta in array_metas(grp):
+    for name, meta in metas:
         try:
             dims, _ = dims_and_attrs(meta, name)
         except MetadataError:
