@@ -301,8 +301,11 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     if len(comp) > 1:
         raise ArgumentTypeError(f"{what}: Zarr v2 takes at most one compressor, found "
                                 f"{len(comp)}")
-    at_a2b = next((i for i, f in enumerate(flt) if _kind(f) == A2B), None)
-    if at_a2b is not None or comp and _kind(comp[0]) == A2B:   # pcodec, zfpy serialise
+    vlen = ("vlen-utf8", "vlen-bytes")        # object codecs: the serializer, given as a filter
+    at_a2b = next((i for i, f in enumerate(flt) if _kind(f) == A2B and f.name not in vlen),
+                  None)
+    if at_a2b is not None or comp and _kind(comp[0]) == A2B and comp[0].name not in vlen:
+        # pcodec, zfpy serialise
         arg = "compressors[0]" if at_a2b is None else f"filters[{at_a2b}]"
         given = comp[0] if at_a2b is None else flt[at_a2b]
         if ser.name != "bytes" or (ser.to_spec() if isinstance(ser, Codec) else ser
@@ -313,7 +316,6 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
         if at_a2b is not None:                  # a filter: the filters after it see bytes
             return _v2_encoding_filter(dt, flt, at_a2b, comp, probe, order)
         ser, comp = comp[0], []
-    vlen = ("vlen-utf8", "vlen-bytes")
     objects = [f for f in flt if f.name in vlen]
     if ser.name in vlen or objects:
         ser = ser if ser.name in vlen else objects[0]

@@ -283,3 +283,14 @@ def test_v2_unknown_filter_beside_pcodec_opens_and_names_it_on_read():
     with pytest.raises(UnknownCodecError, match=re.escape(
             "a/.zarray filters[0].id: unknown numcodecs codec id 'zx_no_such_codec'")):
         z[:]
+
+
+@pytest.mark.parametrize("given", [numcodecs.VLenUTF8(), {"id": "vlen-utf8"}])
+def test_v2_object_codec_given_as_a_filter_is_still_the_serializer(given):
+    # vlen-utf8 encodes the chunk's array as pcodec does, but Zarr v2 writes it as a filter
+    d = {}
+    z = zarrx.create_array(d, shape=(3,), chunks=(2,), dtype=str, zarr_format=2,
+                           filters=[given], compressors=None)
+    z[:] = ["a", "bc", ""]
+    assert z[:].tolist() == ["a", "bc", ""]
+    assert json.loads(d[".zarray"])["filters"] == [{"id": "vlen-utf8"}]
