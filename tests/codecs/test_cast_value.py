@@ -282,3 +282,15 @@ def test_data_type_as_zarr_python_data_type_objects_give_it():
             return "uint8"
     assert CastValue(data_type=UInt8()).data_type == "uint8"
     assert CastValue(data_type={"name": "int16"}).data_type == "int16"
+
+
+def test_scalar_map_values_a_narrow_type_cannot_hold_are_refused():
+    # numpy's conversion makes NaN -0.0 and 100 6.0 in float4_e2m1fn
+    pytest.importorskip("ml_dtypes")
+    for pair, why in ((["NaN", "NaN"], "it has no NaN), found 'NaN'"),
+                      ([100.0, 100], "100 is out of the range of float4_e2m1fn [-6, 6]), "
+                                     "found 100")):
+        c = CastValue(data_type="float4_e2m1fn", scalar_map={"encode": [pair]})
+        with pytest.raises(MetadataError, match=re.escape(
+                f"scalar_map.encode[0][1]: expected a value float4_e2m1fn holds ({why}")):
+            c.encode(np.array([100.0, 1.0]))
