@@ -294,3 +294,12 @@ def test_scalar_map_values_a_narrow_type_cannot_hold_are_refused():
         with pytest.raises(MetadataError, match=re.escape(
                 f"scalar_map.encode[0][1]: expected a value float4_e2m1fn holds ({why}")):
             c.encode(np.array([100.0, 1.0]))
+
+
+def test_scalar_map_in_zarr_pythons_mapping_form():
+    c = CastValue(data_type="uint8", scalar_map={"encode": {"NaN": 0}, "decode": {0: "NaN"}})
+    assert c.to_dict()["configuration"]["scalar_map"] == {"encode": [["NaN", 0]],
+                                                          "decode": [[0, "NaN"]]}
+    assert c == CastValue(data_type="uint8", scalar_map={"encode": [["NaN", 0]],
+                                                         "decode": [[0, "NaN"]]})
+    assert c.encode(np.array([np.nan, 3.0])).tolist() == [0, 3]
