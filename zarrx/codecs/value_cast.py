@@ -30,6 +30,7 @@ _F8 = np.dtype(np.float64)
 _U64 = np.dtype(np.uint64)
 _I64 = np.dtype(np.int64)
 _BITS = {"int2": 2, "uint2": 2, "int4": 4, "uint4": 4}
+_IEEE = (np.dtype(np.float16), np.dtype(np.float32))
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -106,18 +107,22 @@ def cast_values(arr: np.ndarray, src: VType, tgt: VType, rounding: str,
     out = np.zeros(flat.shape, dtype=tgt.dt)
     todo = np.ones(flat.shape, dtype=bool)
     wide = flat if src.is_int and src.dt.itemsize == 8 else \
-        flat.astype(_I64 if src.is_int else _F8)
+        flat.astype(_I64 if src.is_int else _F8, copy=False)
+    mapped = False
     for key, value in pairs:
-        if not todo.any():
-            break
         k = np.asarray(key).astype(wide.dtype) if not src.is_int or src.dt.itemsize < 8 \
             else np.asarray(key, dtype=src.dt)
         hit = todo & (np.isnan(wide) if not src.is_int and np.isnan(k) else wide == k)
-        out[hit] = value
-        todo &= ~hit
-    idx = np.flatnonzero(todo)
-    if idx.size:
-        out[idx] = _convert(wide[idx], src, tgt, rounding, out_of_range)
+        if hit.any():
+            out[hit] = value
+            todo &= ~hit
+            mapped = True
+    if not mapped:                  # (the common case: no gather and scatter)
+        return _convert(wide, src, tgt, rounding, out_of_range).reshape(arr.shape)
+    first = int(np.argmax(todo))
+    if todo[first]:                 # the mapped items stand in as an unmapped one
+        got = _convert(np.where(todo, wide, wide[first]), src, tgt, rounding, out_of_range)
+        np.copyto(out, got, where=todo)
     return out.reshape(arr.shape)
 
 
@@ -126,9 +131,10 @@ def _convert(v: np.ndarray, src: VType, tgt: VType, rounding: str, oor: str | No
     if src.is_int:
         if tgt.is_int:
             return _int_to_int(v, tgt, oor)
+        if src.bits <= 32 or not ((v > 2**53) if v.dtype == _U64 else
+                                  ((v > 2**53) | (v < -2**53))).any():
+            return _float_to_float(v.astype(_F8), tgt, rounding, oor, fresh=True)
         big = (v > 2**53) if v.dtype == _U64 else ((v > 2**53) | (v < -2**53))
-        if not big.any():
-            return _float_to_float(v.astype(_F8), tgt, rounding, oor)
         x = v.astype(_F8)              # exact for the others
         if tgt.dt == _F8:
             x[big] = _ints_to_f64(v[big], rounding)
@@ -138,6 +144,13 @@ def _convert(v: np.ndarray, src: VType, tgt: VType, rounding: str, oor: str | No
         x[big] = _ints_to_f64(v[big], rounding if rounding.startswith("towards")
                               else "odd")
         return _float_to_float(x, tgt, rounding, oor)
+    if tgt.is_int:                  # NaN and infinities fail the range test: the slow path
+        with np.errstate(invalid="ignore"):
+            r = _round(v, rounding)
+            if r.size and r.min() >= float(tgt.lo) and r.max() < float(tgt.hi + 1):
+                return r.astype(tgt.dt) if tgt.bits >= 8 else r.astype(_I64).astype(tgt.dt)
+    elif np.isfinite(v).all():
+        return _float_to_float(v, tgt, rounding, oor)
     out = np.empty(v.shape, tgt.dt)
     nan, inf = np.isnan(v), np.isinf(v)
     if nan.any():
@@ -224,6 +237,9 @@ def _round(x: np.ndarray, mode: str) -> np.ndarray:
 
 def _float_to_int(x: np.ndarray, tgt: VType, rounding: str, oor: str | None) -> np.ndarray:
     r = _round(x, rounding)
+    if not r.size or (r.min() >= float(tgt.lo) and r.max() < float(tgt.hi + 1)):
+        return r.astype(tgt.dt) if tgt.bits >= 8 else \
+            r.astype(_I64).astype(tgt.dt)         # in range, whole: exact
     bad = (r >= float(tgt.hi + 1)) | (r < float(tgt.lo))      # powers of two: exact
     out = np.empty(r.shape, tgt.dt)
     ok = ~bad
@@ -271,9 +287,16 @@ def _lsb(v: np.ndarray, tgt: VType) -> np.ndarray:
     return (bits & 1).astype(bool)
 
 
-def _float_to_float(x: np.ndarray, tgt: VType, rounding: str, oor: str | None) -> np.ndarray:
+def _float_to_float(x: np.ndarray, tgt: VType, rounding: str, oor: str | None,
+                    fresh: bool = False) -> np.ndarray:
+    """``x`` (float64, finite) rounded to ``tgt``; ``fresh``: ``x`` may be returned."""
     if tgt.dt == _F8:
-        return x.copy()
+        return x if fresh else x.copy()
+    if rounding == "nearest-even" and tgt.dt in _IEEE:
+        with np.errstate(over="ignore"):      # numpy rounds to nearest-even exactly
+            c = x.astype(tgt.dt)
+        if not np.isinf(c).any():
+            return c
     low, up = _neighbours(x, tgt)
     exact = (low == x) | (up == x)
     out = np.empty(x.shape, tgt.dt)

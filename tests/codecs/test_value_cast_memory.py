@@ -1,0 +1,41 @@
+"""``cast_value`` converts a chunk in a few whole-array passes: the common casts (float64 to
+uint8, int16, float32; with a NaN scalar map) hold a bounded number of temporaries, measured
+as the peak of traced allocations per item (numpy reports its buffers to tracemalloc)."""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from zarrx.codecs import CastValue
+
+N = 1 << 18
+
+
+def _peak_per_item(fn) -> float:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / N
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("conf, limit", [
+    ({"data_type": "uint8"}, 16),                   # the result (1) + the rounded float64s
+    ({"data_type": "int16", "rounding": "towards-zero"}, 16),
+    ({"data_type": "float32"}, 16),
+    ({"data_type": "uint8", "scalar_map": {"encode": [["NaN", 0]]}}, 24),
+])
+def test_encoding_a_float64_chunk_makes_few_temporaries(conf, limit):
+    x = np.random.default_rng(0).uniform(0, 250, N)
+    if "scalar_map" in conf:
+        x[::100] = np.nan
+    c = CastValue(**conf)
+    c.encode(x[:10])                                # parsed once, outside the measure
+    assert _peak_per_item(lambda: c.encode(x)) < limit
+    stored = c.encode(x)
+    back = c.decode(stored, np.dtype("f8"), stored.shape)
+    assert _peak_per_item(lambda: c.decode(stored, np.dtype("f8"), stored.shape)) < 32
+    np.testing.assert_array_equal(back, c.decode(stored, np.dtype("f8"), stored.shape))
