@@ -303,3 +303,14 @@ def test_scalar_map_in_zarr_pythons_mapping_form():
     assert c == CastValue(data_type="uint8", scalar_map={"encode": [["NaN", 0]],
                                                          "decode": [[0, "NaN"]]})
     assert c.encode(np.array([np.nan, 3.0])).tolist() == [0, 3]
+
+
+def test_directed_rounding_past_a_float_range_gives_its_largest_value():
+    # rounding comes before out_of_range: towards zero, 70000 is 65504 in float16
+    x = np.array([70000.0, -70000.0], dtype="f4")
+    c = CastValue(data_type="float16", rounding="towards-zero")
+    assert c.encode(x).tolist() == [65504.0, -65504.0]
+    assert CastValue(data_type="float16", rounding="towards-negative",
+                     out_of_range="clamp").encode(x).tolist() == [65504.0, -np.inf]
+    with pytest.raises(CodecError, match=re.escape("70000 is out of the range of float16")):
+        CastValue(data_type="float16").encode(x)
