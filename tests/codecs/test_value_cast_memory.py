@@ -1,4 +1,5 @@
-"""``cast_value`` converts a chunk in a few whole-array passes: the common casts (float64 to
+"""``cast_value`` converts a chunk in a few whole-array passes, and looks a long scalar map
+up by binary search: the common casts (float64 to
 uint8, int16, float32; with a NaN scalar map) hold a bounded number of temporaries, measured
 as the peak of traced allocations per item (numpy reports its buffers to tracemalloc)."""
 from __future__ import annotations
@@ -39,3 +40,23 @@ def test_encoding_a_float64_chunk_makes_few_temporaries(conf, limit):
     back = c.decode(stored, np.dtype("f8"), stored.shape)
     assert _peak_per_item(lambda: c.decode(stored, np.dtype("f8"), stored.shape)) < 32
     np.testing.assert_array_equal(back, c.decode(stored, np.dtype("f8"), stored.shape))
+
+
+def _long_map(n):
+    pairs = [[float(i), i % 200] for i in range(n)]
+    return {"encode": [["NaN", 250], [3.0, 251]] + pairs + [[-0.0, 252]],   # first ones win
+            "decode": [[i % 200, float(i)] for i in range(n)]}
+
+
+def test_a_long_scalar_map_is_looked_up_not_walked_pair_by_pair():
+    from tests.call_counts import calls_made
+    small, big = (CastValue(data_type="uint8", scalar_map=_long_map(n)) for n in (100, 2000))
+    x = np.array([np.nan, 3.0, 0.0, -0.0, 150.0, 250.4, 17.0])
+    for c in (small, big):
+        c.encode(x)                                 # parsed once, outside the count
+    counts = [calls_made(lambda: c.encode(x)) for c in (small, big)]
+    assert counts[1] <= counts[0] + 5, counts       # not growing with the pairs
+    for c in (small, big):
+        assert c.encode(x).tolist() == [250, 251, 0, 0, 150, 250, 17]
+    stored = np.array([199, 7, 201], dtype="u1")
+    assert big.decode(stored, np.dtype("f8"), (3,)).tolist() == [199.0, 7.0, 201.0]

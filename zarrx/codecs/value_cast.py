@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["VType", "vtype", "cast_values", "CastFailure", "same_value"]
+__all__ = ["VType", "vtype", "cast_values", "CastFailure", "same_value", "PairMap"]
 
 _F8 = np.dtype(np.float64)
 _U64 = np.dtype(np.uint64)
@@ -98,6 +98,41 @@ def same_value(a: Any, b: Any, t: VType) -> bool:
     return fa == fb and math.copysign(1.0, fa) == math.copysign(1.0, fb)
 
 
+class PairMap(tuple):
+    """Scalar-map pairs (source value, target value), as a tuple, with a sorted table of
+    their keys built once (a long map is looked up by binary search, not pair by pair)."""
+
+    def table(self, src: VType, key_dt: np.dtype, tgt: VType
+              ) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(sorted keys other than NaN, their values, the value of the first NaN key)."""
+        got = self.__dict__.get("_table")
+        if got is None or got[0] != (key_dt, tgt.dt):
+            keys = np.array([k for k, _ in self], dtype=src.dt).astype(key_dt)
+            vals = np.array([v for _, v in self], dtype=tgt.dt)
+            nan = np.isnan(keys) if key_dt.kind == "f" else np.zeros(keys.shape, bool)
+            first_nan = vals[np.argmax(nan)] if nan.any() else None
+            uniq, first = np.unique(keys[~nan], return_index=True)   # first occurrences
+            got = self.__dict__["_table"] = ((key_dt, tgt.dt), uniq, vals[~nan][first],
+                                             first_nan)
+        return got[1], got[2], got[3]
+
+
+def _looked_up(wide: np.ndarray, pairs: PairMap, src: VType, tgt: VType, out: np.ndarray
+               ) -> np.ndarray:
+    """The items of ``wide`` a key of ``pairs`` matches (their values set in ``out``)."""
+    keys, vals, nan_value = pairs.table(src, wide.dtype, tgt)
+    hit = np.zeros(wide.shape, bool)
+    if keys.size:
+        pos = np.minimum(np.searchsorted(keys, wide), keys.size - 1)
+        hit = keys[pos] == wide
+        out[hit] = vals[pos[hit]]
+    if nan_value is not None:
+        nan = np.isnan(wide)
+        out[nan] = nan_value
+        hit |= nan
+    return hit
+
+
 def cast_values(arr: np.ndarray, src: VType, tgt: VType, rounding: str,
                 out_of_range: str | None, pairs: Sequence[tuple[Any, Any]] = ()
                 ) -> np.ndarray:
@@ -109,6 +144,11 @@ def cast_values(arr: np.ndarray, src: VType, tgt: VType, rounding: str,
     wide = flat if src.is_int and src.dt.itemsize == 8 else \
         flat.astype(_I64 if src.is_int else _F8, copy=False)
     mapped = False
+    if isinstance(pairs, PairMap) and len(pairs) > 8:
+        hit = _looked_up(wide, pairs, src, tgt, out)
+        mapped = bool(hit.any())
+        todo &= ~hit
+        pairs = ()
     for key, value in pairs:
         k = np.asarray(key).astype(wide.dtype) if not src.is_int or src.dt.itemsize < 8 \
             else np.asarray(key, dtype=src.dt)
