@@ -259,3 +259,14 @@ def test_float8_e8m0fnu_has_no_zero_but_a_missing_offset_is_the_identity():
     z[:] = [1.0, 2.0, 0.5]
     assert st.get("c/0") == bytes([129, 130, 128])                  # 4, 8, 2
     assert z[:].astype(float).tolist() == [1.0, 2.0, 0.5]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float4_e2m1fn", "float6_e3m2fn"])
+def test_decoding_adds_the_offset_zero_in_the_types_arithmetic(dtype):
+    # -0.0 / 2 + 0 is 0.0 in IEEE arithmetic, as zarr-python computes it
+    pytest.importorskip("ml_dtypes")
+    st, a = _open(_doc(dtype, [{"name": "scale_offset", "configuration": {"scale": 2}}, LE],
+                       shape=(2,), chunks=(2,)))
+    st.set("c/0", bytes(np.array([-0.0, 3.0]).astype(a.dtype).view("u1")))
+    got = a[:].astype(np.float64)
+    assert got.tolist() == [0.0, 1.5] and not np.signbit(got[0])

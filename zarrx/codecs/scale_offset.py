@@ -201,11 +201,12 @@ def _no_inf(arr: np.ndarray, vt: Any, offset: Any, scale: Any, enc: bool) -> np.
     f8 = vtype(np.dtype(np.float64), "float64")
     o, s = float(np.asarray(offset).astype(np.float64)), \
         float(np.asarray(scale).astype(np.float64))
+    no_zero = vt.table is not None and 0 not in vt.table
     steps = ((lambda x: x - o, o == 0), (lambda x: x * s, s == 1)) if enc else \
-        ((lambda x: x / s, s == 1), (lambda x: x + o, o == 0))
+        ((lambda x: x / s, s == 1), (lambda x: x + o, o == 0 and no_zero))
     out = arr
     for op, identity in steps:
-        if identity:                # x - 0 and x * 1 are x in every type (0 may not exist)
+        if identity:     # x - 0, x * 1, x / 1 are x (-0.0 + 0 is 0.0: added unless no 0)
             continue
         with np.errstate(all="ignore"):
             wide = op(out.astype(np.float64))
