@@ -60,3 +60,27 @@ def test_a_long_scalar_map_is_looked_up_not_walked_pair_by_pair():
         assert c.encode(x).tolist() == [250, 251, 0, 0, 150, 250, 17]
     stored = np.array([199, 7, 201], dtype="u1")
     assert big.decode(stored, np.dtype("f8"), (3,)).tolist() == [199.0, 7.0, 201.0]
+
+
+@pytest.mark.parametrize("source, conf", [
+    ("int64", {"data_type": "float32"}),            # values past 2**53: worked out in integers
+    ("float64", {"data_type": "uint8", "out_of_range": "wrap"}),
+    ("float64", {"data_type": "float16", "rounding": "towards-zero", "out_of_range": "clamp"}),
+])
+def test_the_exact_paths_hold_their_temporaries_a_block_at_a_time(source, conf):
+    n = 1 << 20
+    rng = np.random.default_rng(1)
+    x = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64) if source == "int64" \
+        else rng.uniform(-1e6, 1e6, n)
+    c = CastValue(**conf)
+    c.encode(x[:10])
+    tracemalloc.start()
+    try:
+        c.encode(x)
+        peak = tracemalloc.get_traced_memory()[1] / n
+    finally:
+        tracemalloc.stop()
+    assert peak < 24, peak                          # (about 110 bytes an item at once)
+    whole = c.encode(x)
+    np.testing.assert_array_equal(whole, np.concatenate([c.encode(x[i:i + 50_000])
+                                                         for i in range(0, n, 50_000)]))

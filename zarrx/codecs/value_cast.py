@@ -137,8 +137,24 @@ def cast_values(arr: np.ndarray, src: VType, tgt: VType, rounding: str,
                 out_of_range: str | None, pairs: Sequence[tuple[Any, Any]] = ()
                 ) -> np.ndarray:
     """``arr`` (of ``src``'s type) converted to ``tgt``'s; ``pairs``: the scalar map, as
-    (source value, target value) numpy scalars. Raises :class:`CastFailure`."""
+    (source value, target value) numpy scalars. Raises :class:`CastFailure` (for the first
+    item that cannot be converted). A large chunk goes by blocks of ``_BLOCK`` items, so the
+    temporaries (up to about 120 bytes an item) stay a few MiB."""
     flat = np.ascontiguousarray(arr).reshape(-1)
+    if flat.size <= _BLOCK:
+        return _cast_flat(flat, src, tgt, rounding, out_of_range, pairs).reshape(arr.shape)
+    out = np.empty(flat.shape, dtype=tgt.dt)
+    for i in range(0, flat.size, _BLOCK):
+        out[i:i + _BLOCK] = _cast_flat(flat[i:i + _BLOCK], src, tgt, rounding, out_of_range,
+                                       pairs)
+    return out.reshape(arr.shape)
+
+
+_BLOCK = 1 << 16
+
+
+def _cast_flat(flat: np.ndarray, src: VType, tgt: VType, rounding: str,
+               out_of_range: str | None, pairs: Sequence[tuple[Any, Any]]) -> np.ndarray:
     out = np.zeros(flat.shape, dtype=tgt.dt)
     todo = np.ones(flat.shape, dtype=bool)
     wide = flat if src.is_int and src.dt.itemsize == 8 else \
@@ -158,12 +174,12 @@ def cast_values(arr: np.ndarray, src: VType, tgt: VType, rounding: str,
             todo &= ~hit
             mapped = True
     if not mapped:                  # (the common case: no gather and scatter)
-        return _convert(wide, src, tgt, rounding, out_of_range).reshape(arr.shape)
+        return _convert(wide, src, tgt, rounding, out_of_range)
     first = int(np.argmax(todo))
     if todo[first]:                 # the mapped items stand in as an unmapped one
         got = _convert(np.where(todo, wide, wide[first]), src, tgt, rounding, out_of_range)
         np.copyto(out, got, where=todo)
-    return out.reshape(arr.shape)
+    return out
 
 
 def _convert(v: np.ndarray, src: VType, tgt: VType, rounding: str, oor: str | None
