@@ -303,6 +303,8 @@ def test_scalar_map_in_zarr_pythons_mapping_form():
     assert c == CastValue(data_type="uint8", scalar_map={"encode": [["NaN", 0]],
                                                          "decode": [[0, "NaN"]]})
     assert c.encode(np.array([np.nan, 3.0])).tolist() == [0, 3]
+    assert CastValue(data_type="uint8", scalar_map={"encode": None, "decode": [[0, 1]]}) \
+        == CastValue(data_type="uint8", scalar_map={"decode": [[0, 1]]})    # None: absent
 
 
 def test_directed_rounding_past_a_float_range_gives_its_largest_value():

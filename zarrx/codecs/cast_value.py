@@ -29,9 +29,9 @@ class CastValue(ArrayToArrayCodec):
 
     def __init__(self, *, data_type: Any, rounding: str = "nearest-even",
                  out_of_range: str | None = None, scalar_map: Any = None) -> None:
-        if isinstance(scalar_map, Mapping):   # zarr-python's form {"encode": {in: out}} too
+        if isinstance(scalar_map, Mapping):   # zarr-python's form {"encode": {in: out}} too,
             scalar_map = {k: [list(p) for p in v.items()] if isinstance(v, Mapping) else v
-                          for k, v in scalar_map.items()}
+                          for k, v in scalar_map.items() if v is not None}    # None: absent
         self._configure(data_type=data_type, rounding=rounding, out_of_range=out_of_range,
                         scalar_map=scalar_map)
         for k, d in (("rounding", "nearest-even"), ("out_of_range", None), ("scalar_map", None)):
