@@ -282,3 +282,37 @@ def test_data_type_as_zarr_python_data_type_objects_give_it():
             return "uint8"
     assert CastValue(data_type=UInt8()).data_type == "uint8"
     assert CastValue(data_type={"name": "int16"}).data_type == "int16"
+
+
+def test_scalar_map_values_a_narrow_type_cannot_hold_are_refused():
+    # numpy's conversion makes NaN -0.0 and 100 6.0 in float4_e2m1fn
+    pytest.importorskip("ml_dtypes")
+    for pair, why in ((["NaN", "NaN"], "it has no NaN), found 'NaN'"),
+                      ([100.0, 100], "100 is out of the range of float4_e2m1fn [-6, 6]), "
+                                     "found 100")):
+        c = CastValue(data_type="float4_e2m1fn", scalar_map={"encode": [pair]})
+        with pytest.raises(MetadataError, match=re.escape(
+                f"scalar_map.encode[0][1]: expected a value float4_e2m1fn holds ({why}")):
+            c.encode(np.array([100.0, 1.0]))
+
+
+def test_scalar_map_in_zarr_pythons_mapping_form():
+    c = CastValue(data_type="uint8", scalar_map={"encode": {"NaN": 0}, "decode": {0: "NaN"}})
+    assert c.to_dict()["configuration"]["scalar_map"] == {"encode": [["NaN", 0]],
+                                                          "decode": [[0, "NaN"]]}
+    assert c == CastValue(data_type="uint8", scalar_map={"encode": [["NaN", 0]],
+                                                         "decode": [[0, "NaN"]]})
+    assert c.encode(np.array([np.nan, 3.0])).tolist() == [0, 3]
+    assert CastValue(data_type="uint8", scalar_map={"encode": None, "decode": [[0, 1]]}) \
+        == CastValue(data_type="uint8", scalar_map={"decode": [[0, 1]]})    # None: absent
+
+
+def test_directed_rounding_past_a_float_range_gives_its_largest_value():
+    # rounding comes before out_of_range: towards zero, 70000 is 65504 in float16
+    x = np.array([70000.0, -70000.0], dtype="f4")
+    c = CastValue(data_type="float16", rounding="towards-zero")
+    assert c.encode(x).tolist() == [65504.0, -65504.0]
+    assert CastValue(data_type="float16", rounding="towards-negative",
+                     out_of_range="clamp").encode(x).tolist() == [65504.0, -np.inf]
+    with pytest.raises(CodecError, match=re.escape("70000 is out of the range of float16")):
+        CastValue(data_type="float16").encode(x)

@@ -207,3 +207,66 @@ def test_sharded_inner_chain_and_empty_inner_chunks():
     shard = st.get("c/0")
     assert len(shard) == 2 * 16 + 4 + 2 * 16    # two inner chunks + index
     np.testing.assert_array_equal(z[:], [0, 1, 2, 3, 4, 5] + [-1.0] * 10)
+
+
+@pytest.mark.parametrize("dtype, x, conf, why", [
+    # ml_dtypes' conversions saturate these types at their largest value
+    ("float4_e2m1fn", 6.0, {"scale": 2}, "(x - 0.0) * 2.0 is not representable in "
+                                         "float4_e2m1fn for the value 6.0"),
+    ("float6_e2m3fn", 6.0, {"scale": 2}, "(x - 0.0) * 2.0 is not representable in "
+                                         "float6_e2m3fn for the value 6.0"),
+    ("float4_e2m1fn", 6.0, {"offset": -1}, "(x - -1.0) * 1.0 is not representable in "
+                                           "float4_e2m1fn for the value 6.0"),  # 7: a tie
+    ("float8_e4m3fnuz", 240.0, {"scale": 2}, "(x - 0.0) * 2.0 is not representable in "
+                                             "float8_e4m3fnuz for the value 240.0"),
+])
+def test_narrow_float_overflow_is_an_error_not_the_largest_value(dtype, x, conf, why):
+    pytest.importorskip("ml_dtypes")
+    z = zarrx.create_array(MemoryStore(), shape=(2,), chunks=(2,), dtype=dtype,
+                           fill_value=1, filters=[ScaleOffset(**conf)], compressors=None)
+    with pytest.raises(CodecError, match=re.escape(f"chunk 'c/0': scale_offset: {why}")):
+        z[:] = [1.0, x]
+
+
+@pytest.mark.parametrize("dtype, conf, field, why", [
+    ("float4_e2m1fn", {"scale": "NaN"}, "scale", "it has no NaN), found 'NaN'"),
+    ("float6_e3m2fn", {"offset": "-Infinity"}, "offset", "it has no infinities), found "
+                                                          "'-Infinity'"),
+    ("float4_e2m1fn", {"scale": 100}, "scale", "100 is out of the range of float4_e2m1fn "
+                                               "[-6, 6]), found 100"),
+    ("float8_e8m0fnu", {"offset": 1, "scale": 0.0001}, "scale", None),
+])
+def test_scalars_a_narrow_type_cannot_hold_are_refused(dtype, conf, field, why):
+    pytest.importorskip("ml_dtypes")
+    st = MemoryStore()
+    st.set("zarr.json", json.dumps(_doc(dtype, [{"name": "scale_offset",
+                                                  "configuration": conf}, LE], fill=1)).encode())
+    if why is None:                 # rounded to the nearest value, as fill values are
+        a = zarrx.open_array(st, mode="r+")
+        a[:] = [2.0, 3.0, 2.0, 3.0]             # 0.0001 is held as 2**-13
+        assert st.get("c/0") == bytes([127 - 13, 127 - 12] * 2)
+        return
+    with pytest.raises(MetadataError, match=re.escape(
+            f"codecs[0].configuration.{field}: expected a value {dtype} holds ({why}")):
+        zarrx.open_array(st)[:]
+
+
+def test_float8_e8m0fnu_has_no_zero_but_a_missing_offset_is_the_identity():
+    pytest.importorskip("ml_dtypes")
+    st = MemoryStore()
+    z = zarrx.create_array(st, shape=(3,), chunks=(3,), dtype="float8_e8m0fnu", fill_value=1,
+                           filters=[ScaleOffset(scale=4)], compressors=None)
+    z[:] = [1.0, 2.0, 0.5]
+    assert st.get("c/0") == bytes([129, 130, 128])                  # 4, 8, 2
+    assert z[:].astype(float).tolist() == [1.0, 2.0, 0.5]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float4_e2m1fn", "float6_e3m2fn"])
+def test_decoding_adds_the_offset_zero_in_the_types_arithmetic(dtype):
+    # -0.0 / 2 + 0 is 0.0 in IEEE arithmetic, as zarr-python computes it
+    pytest.importorskip("ml_dtypes")
+    st, a = _open(_doc(dtype, [{"name": "scale_offset", "configuration": {"scale": 2}}, LE],
+                       shape=(2,), chunks=(2,)))
+    st.set("c/0", bytes(np.array([-0.0, 3.0]).astype(a.dtype).view("u1")))
+    got = a[:].astype(np.float64)
+    assert got.tolist() == [0.0, 1.5] and not np.signbit(got[0])

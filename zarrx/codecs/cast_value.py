@@ -3,6 +3,7 @@ ordered procedure (scalar map, exact value, rounding, out-of-range rule), and de
 same procedure back (:mod:`zarrx.codecs.value_cast`)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,9 @@ class CastValue(ArrayToArrayCodec):
 
     def __init__(self, *, data_type: Any, rounding: str = "nearest-even",
                  out_of_range: str | None = None, scalar_map: Any = None) -> None:
+        if isinstance(scalar_map, Mapping):   # zarr-python's form {"encode": {in: out}} too,
+            scalar_map = {k: [list(p) for p in v.items()] if isinstance(v, Mapping) else v
+                          for k, v in scalar_map.items() if v is not None}    # None: absent
         self._configure(data_type=data_type, rounding=rounding, out_of_range=out_of_range,
                         scalar_map=scalar_map)
         for k, d in (("rounding", "nearest-even"), ("out_of_range", None), ("scalar_map", None)):
@@ -69,10 +73,8 @@ class CastValue(ArrayToArrayCodec):
             smap = self.scalar_map or {}
             pairs = []
             for side, a, b in (("encode", src, tgt), ("decode", tgt, src)):
-                at = config_field(where, f"scalar_map.{side}")
-                pairs.append(tuple((parse_scalar(k, a, f"{at}[{i}][0]"),
-                                    parse_scalar(v, b, f"{at}[{i}][1]"))
-                                   for i, (k, v) in enumerate(smap.get(side, ()))))
+                pairs.append(_pairs(smap.get(side, ()), a, b,
+                                    config_field(where, f"scalar_map.{side}")))
             got = cache[dt] = (src, tgt, *pairs)
         return got
 
@@ -146,3 +148,38 @@ class CastValue(ArrayToArrayCodec):
 def _show(v: Any) -> Any:
     f = float(np.asarray(v).astype(np.float64))
     return int(v) if np.asarray(v).dtype.kind in "iu" else f
+
+
+def _pairs(items: Any, a: Any, b: Any, at: str) -> Any:
+    """The scalar map pairs of one direction as numpy scalars of the types ``a`` (inputs)
+    and ``b`` (outputs): plain numbers in bulk, others (and any error) item by item."""
+    from zarrx.codecs.value_cast import PairMap
+    if len(items) > 8:
+        keys, values = _bulk([k for k, _ in items], a), _bulk([v for _, v in items], b)
+        if keys is not None and values is not None:
+            return PairMap(zip(keys, values))
+    return PairMap((parse_scalar(k, a, f"{at}[{i}][0]"), parse_scalar(v, b, f"{at}[{i}][1]"))
+                   for i, (k, v) in enumerate(items))
+
+
+_NATIVE_FLOATS = tuple(np.dtype(t) for t in ("f2", "f4", "f8"))
+
+
+def _bulk(col: list[Any], vt: Any) -> np.ndarray | None:
+    """``col`` as an array of ``vt``'s type, as :func:`parse_scalar` parses each item; None
+    when an item needs that parse (a string, a value out of range, a narrow type...)."""
+    if vt.is_int:
+        if vt.bits < 8 or not all(type(v) is int for v in col) \
+                or min(col) < vt.lo or max(col) > vt.hi:
+            return None
+        return np.array(col, dtype=vt.dt)
+    if vt.dt not in _NATIVE_FLOATS or not all(type(v) in (int, float) for v in col):
+        return None
+    try:
+        f = np.array(col, dtype=np.float64)
+    except OverflowError:
+        return None
+    if not np.isfinite(f).all() or np.abs(f).max() > float(np.finfo(vt.dt).max):
+        return None
+    return f.astype(vt.dt)
+

@@ -8,6 +8,7 @@ into a type without infinities it is an error).
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -46,8 +47,32 @@ def parse_scalar(value: Any, vt: Any, where: str) -> Any:
     key, _, path = where.rpartition(" ") if " " in where else (where, "", "")
     if value == "+Infinity" and not vt.is_int:     # the spelling of cast_value's own example
         value = "Infinity"
-    return parse_fill(value, DataType(vt.name, vt.dt, json=vt.name),
-                      Loc(key, path) if path else Loc(where))
+    loc = Loc(key, path) if path else Loc(where)
+    out = parse_fill(value, DataType(vt.name, vt.dt, json=vt.name), loc)
+    if vt.is_int or not (isinstance(value, (int, float)) or value in _SPECIAL):
+        return out                                # integers are checked; bit patterns exact
+    want = _SPECIAL[value] if isinstance(value, str) else _as_float(value)
+    if math.isnan(want) and not vt.has_nan or math.isinf(want) and not vt.has_inf:
+        raise loc.error(f"a value {vt.name} holds (it has no "
+                        f"{'NaN' if math.isnan(want) else 'infinities'})", value)
+    if not math.isfinite(want) or vt.has_inf:
+        return out                  # rounded as IEEE 754 rounds (an infinity past the range)
+    from zarrx.codecs.value_cast import CastFailure, cast_values, vtype
+    try:                            # a type without infinities: nearest-even, never saturated
+        return cast_values(np.array([want]), vtype(np.dtype(np.float64), "float64"), vt,
+                           "nearest-even", None)[0]
+    except CastFailure as exc:
+        raise loc.error(f"a value {vt.name} holds ({exc.why})", value) from None
+
+
+_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _as_float(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:                       # an integer past every float
+        return math.inf if value > 0 else -math.inf
 
 
 class ScaleOffset(ArrayToArrayCodec):
@@ -138,7 +163,11 @@ class ScaleOffset(ArrayToArrayCodec):
 
 
 def _scalars(codec: ScaleOffset, vt: Any, where: str) -> tuple[Any, Any]:
-    offset = parse_scalar(codec.offset, vt, config_field(where, "offset"))
+    if type(codec.offset) in (int, float) and codec.offset == 0:
+        offset = 0.0 if vt.table is not None and 0 not in vt.table else \
+            vt.dt.type(0)               # the identity, also of a type without a zero
+    else:
+        offset = parse_scalar(codec.offset, vt, config_field(where, "offset"))
     scale = parse_scalar(codec.scale, vt, config_field(where, "scale"))
     if float(np.asarray(scale).astype(np.float64)) == 0:
         raise MetadataError(f"{config_field(where, 'scale')}: expected a non-zero scale "
@@ -149,6 +178,8 @@ def _scalars(codec: ScaleOffset, vt: Any, where: str) -> tuple[Any, Any]:
 def _apply(arr: np.ndarray, vt: Any, offset: Any, scale: Any, enc: bool) -> np.ndarray:
     if vt.is_int:
         return _ints(arr, vt, int(offset), int(scale), enc)
+    if not vt.has_inf:
+        return _no_inf(arr, vt, offset, scale, enc)
     with np.errstate(all="ignore"):
         o, s = np.asarray(offset, vt.dt), np.asarray(scale, vt.dt)
         out = ((arr - o) * s) if enc else (arr / s + o)
@@ -160,6 +191,48 @@ def _apply(arr: np.ndarray, vt: Any, offset: Any, scale: Any, enc: bool) -> np.n
             raise _Unrepresentable(f"{_what(enc, offset, scale)} is not representable in "
                                    f"{vt.name} for the value {float(x)!r}")
     return out
+
+
+def _no_inf(arr: np.ndarray, vt: Any, offset: Any, scale: Any, enc: bool) -> np.ndarray:
+    """The float types without infinities (every one of at most 8 bits): each operation
+    exact in float64, then rounded to the type (nearest-even), where a result past the
+    finite range is an error (numpy's conversion would saturate it, or make it NaN)."""
+    from zarrx.codecs.value_cast import CastFailure, cast_values, vtype
+    f8 = vtype(np.dtype(np.float64), "float64")
+    o, s = float(np.asarray(offset).astype(np.float64)), \
+        float(np.asarray(scale).astype(np.float64))
+    no_zero = vt.table is not None and 0 not in vt.table
+    steps = ((lambda x: x - o, o == 0), (lambda x: x * s, s == 1)) if enc else \
+        ((lambda x: x / s, s == 1), (lambda x: x + o, o == 0 and no_zero))
+    out = arr
+    for op, identity in steps:
+        if identity:     # x - 0, x * 1, x / 1 are x (-0.0 + 0 is 0.0: added unless no 0)
+            continue
+        with np.errstate(all="ignore"):
+            wide = op(out.astype(np.float64))
+        try:
+            out = cast_values(wide, f8, vt, "nearest-even", None)
+        except CastFailure:
+            x = arr.reshape(-1)[_first_failing(wide.reshape(-1), f8, vt)]
+            raise _Unrepresentable(f"{_what(enc, offset, scale)} is not representable in "
+                                   f"{vt.name} for the value {float(x)!r}") from None
+    return out if out is not arr else arr.copy()
+
+
+def _first_failing(wide: np.ndarray, f8: Any, vt: Any) -> int:
+    """The index of the first item of ``wide`` the cast to ``vt`` refuses (by halving:
+    time linear in the chunk)."""
+    from zarrx.codecs.value_cast import CastFailure, cast_values
+    lo, hi = 0, wide.size
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            cast_values(wide[lo:mid], f8, vt, "nearest-even", None)
+        except CastFailure:
+            hi = mid
+        else:
+            lo = mid
+    return lo
 
 
 def _what(enc: bool, offset: Any, scale: Any) -> str:

@@ -24,12 +24,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["VType", "vtype", "cast_values", "CastFailure", "same_value"]
+__all__ = ["VType", "vtype", "cast_values", "CastFailure", "same_value", "PairMap"]
 
 _F8 = np.dtype(np.float64)
 _U64 = np.dtype(np.uint64)
 _I64 = np.dtype(np.int64)
 _BITS = {"int2": 2, "uint2": 2, "int4": 4, "uint4": 4}
+_IEEE = (np.dtype(np.float16), np.dtype(np.float32))
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -97,28 +98,88 @@ def same_value(a: Any, b: Any, t: VType) -> bool:
     return fa == fb and math.copysign(1.0, fa) == math.copysign(1.0, fb)
 
 
+class PairMap(tuple):
+    """Scalar-map pairs (source value, target value), as a tuple, with a sorted table of
+    their keys built once (a long map is looked up by binary search, not pair by pair)."""
+
+    def table(self, src: VType, key_dt: np.dtype, tgt: VType
+              ) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(sorted keys other than NaN, their values, the value of the first NaN key)."""
+        got = self.__dict__.get("_table")
+        if got is None or got[0] != (key_dt, tgt.dt):
+            keys = np.array([k for k, _ in self], dtype=src.dt).astype(key_dt)
+            vals = np.array([v for _, v in self], dtype=tgt.dt)
+            nan = np.isnan(keys) if key_dt.kind == "f" else np.zeros(keys.shape, bool)
+            first_nan = vals[np.argmax(nan)] if nan.any() else None
+            uniq, first = np.unique(keys[~nan], return_index=True)   # first occurrences
+            got = self.__dict__["_table"] = ((key_dt, tgt.dt), uniq, vals[~nan][first],
+                                             first_nan)
+        return got[1], got[2], got[3]
+
+
+def _looked_up(wide: np.ndarray, pairs: PairMap, src: VType, tgt: VType, out: np.ndarray
+               ) -> np.ndarray:
+    """The items of ``wide`` a key of ``pairs`` matches (their values set in ``out``)."""
+    keys, vals, nan_value = pairs.table(src, wide.dtype, tgt)
+    hit = np.zeros(wide.shape, bool)
+    if keys.size:
+        pos = np.minimum(np.searchsorted(keys, wide), keys.size - 1)
+        hit = keys[pos] == wide
+        out[hit] = vals[pos[hit]]
+    if nan_value is not None:
+        nan = np.isnan(wide)
+        out[nan] = nan_value
+        hit |= nan
+    return hit
+
+
 def cast_values(arr: np.ndarray, src: VType, tgt: VType, rounding: str,
                 out_of_range: str | None, pairs: Sequence[tuple[Any, Any]] = ()
                 ) -> np.ndarray:
     """``arr`` (of ``src``'s type) converted to ``tgt``'s; ``pairs``: the scalar map, as
-    (source value, target value) numpy scalars. Raises :class:`CastFailure`."""
+    (source value, target value) numpy scalars. Raises :class:`CastFailure` (for the first
+    item that cannot be converted). A large chunk goes by blocks of ``_BLOCK`` items, so the
+    temporaries (up to about 120 bytes an item) stay a few MiB."""
     flat = np.ascontiguousarray(arr).reshape(-1)
+    if flat.size <= _BLOCK:
+        return _cast_flat(flat, src, tgt, rounding, out_of_range, pairs).reshape(arr.shape)
+    out = np.empty(flat.shape, dtype=tgt.dt)
+    for i in range(0, flat.size, _BLOCK):
+        out[i:i + _BLOCK] = _cast_flat(flat[i:i + _BLOCK], src, tgt, rounding, out_of_range,
+                                       pairs)
+    return out.reshape(arr.shape)
+
+
+_BLOCK = 1 << 16
+
+
+def _cast_flat(flat: np.ndarray, src: VType, tgt: VType, rounding: str,
+               out_of_range: str | None, pairs: Sequence[tuple[Any, Any]]) -> np.ndarray:
     out = np.zeros(flat.shape, dtype=tgt.dt)
     todo = np.ones(flat.shape, dtype=bool)
     wide = flat if src.is_int and src.dt.itemsize == 8 else \
-        flat.astype(_I64 if src.is_int else _F8)
+        flat.astype(_I64 if src.is_int else _F8, copy=False)
+    mapped = False
+    if isinstance(pairs, PairMap) and len(pairs) > 8:
+        hit = _looked_up(wide, pairs, src, tgt, out)
+        mapped = bool(hit.any())
+        todo &= ~hit
+        pairs = ()
     for key, value in pairs:
-        if not todo.any():
-            break
         k = np.asarray(key).astype(wide.dtype) if not src.is_int or src.dt.itemsize < 8 \
             else np.asarray(key, dtype=src.dt)
         hit = todo & (np.isnan(wide) if not src.is_int and np.isnan(k) else wide == k)
-        out[hit] = value
-        todo &= ~hit
-    idx = np.flatnonzero(todo)
-    if idx.size:
-        out[idx] = _convert(wide[idx], src, tgt, rounding, out_of_range)
-    return out.reshape(arr.shape)
+        if hit.any():
+            out[hit] = value
+            todo &= ~hit
+            mapped = True
+    if not mapped:                  # (the common case: no gather and scatter)
+        return _convert(wide, src, tgt, rounding, out_of_range)
+    first = int(np.argmax(todo))
+    if todo[first]:                 # the mapped items stand in as an unmapped one
+        got = _convert(np.where(todo, wide, wide[first]), src, tgt, rounding, out_of_range)
+        np.copyto(out, got, where=todo)
+    return out
 
 
 def _convert(v: np.ndarray, src: VType, tgt: VType, rounding: str, oor: str | None
@@ -126,9 +187,10 @@ def _convert(v: np.ndarray, src: VType, tgt: VType, rounding: str, oor: str | No
     if src.is_int:
         if tgt.is_int:
             return _int_to_int(v, tgt, oor)
+        if src.bits <= 32 or not ((v > 2**53) if v.dtype == _U64 else
+                                  ((v > 2**53) | (v < -2**53))).any():
+            return _float_to_float(v.astype(_F8), tgt, rounding, oor, fresh=True)
         big = (v > 2**53) if v.dtype == _U64 else ((v > 2**53) | (v < -2**53))
-        if not big.any():
-            return _float_to_float(v.astype(_F8), tgt, rounding, oor)
         x = v.astype(_F8)              # exact for the others
         if tgt.dt == _F8:
             x[big] = _ints_to_f64(v[big], rounding)
@@ -138,6 +200,13 @@ def _convert(v: np.ndarray, src: VType, tgt: VType, rounding: str, oor: str | No
         x[big] = _ints_to_f64(v[big], rounding if rounding.startswith("towards")
                               else "odd")
         return _float_to_float(x, tgt, rounding, oor)
+    if tgt.is_int:                  # NaN and infinities fail the range test: the slow path
+        with np.errstate(invalid="ignore"):
+            r = _round(v, rounding)
+            if r.size and r.min() >= float(tgt.lo) and r.max() < float(tgt.hi + 1):
+                return r.astype(tgt.dt) if tgt.bits >= 8 else r.astype(_I64).astype(tgt.dt)
+    elif np.isfinite(v).all():
+        return _float_to_float(v, tgt, rounding, oor)
     out = np.empty(v.shape, tgt.dt)
     nan, inf = np.isnan(v), np.isinf(v)
     if nan.any():
@@ -224,6 +293,9 @@ def _round(x: np.ndarray, mode: str) -> np.ndarray:
 
 def _float_to_int(x: np.ndarray, tgt: VType, rounding: str, oor: str | None) -> np.ndarray:
     r = _round(x, rounding)
+    if not r.size or (r.min() >= float(tgt.lo) and r.max() < float(tgt.hi + 1)):
+        return r.astype(tgt.dt) if tgt.bits >= 8 else \
+            r.astype(_I64).astype(tgt.dt)         # in range, whole: exact
     bad = (r >= float(tgt.hi + 1)) | (r < float(tgt.lo))      # powers of two: exact
     out = np.empty(r.shape, tgt.dt)
     ok = ~bad
@@ -271,9 +343,16 @@ def _lsb(v: np.ndarray, tgt: VType) -> np.ndarray:
     return (bits & 1).astype(bool)
 
 
-def _float_to_float(x: np.ndarray, tgt: VType, rounding: str, oor: str | None) -> np.ndarray:
+def _float_to_float(x: np.ndarray, tgt: VType, rounding: str, oor: str | None,
+                    fresh: bool = False) -> np.ndarray:
+    """``x`` (float64, finite) rounded to ``tgt``; ``fresh``: ``x`` may be returned."""
     if tgt.dt == _F8:
-        return x.copy()
+        return x if fresh else x.copy()
+    if rounding == "nearest-even" and tgt.dt in _IEEE:
+        with np.errstate(over="ignore"):      # numpy rounds to nearest-even exactly
+            c = x.astype(tgt.dt)
+        if not np.isinf(c).any():
+            return c
     low, up = _neighbours(x, tgt)
     exact = (low == x) | (up == x)
     out = np.empty(x.shape, tgt.dt)

@@ -82,6 +82,10 @@ def data_type_json(value: Any, loc: Loc) -> str:
     return value
 
 
+_PAIR = (list, tuple)
+_PLAIN = (int, float, str)
+
+
 def _scalar_map(value: Any, loc: Loc) -> dict[str, tuple[tuple[Any, Any], ...]]:
     obj = loc.obj(value)
     loc.keys(obj, (), ("encode", "decode"))
@@ -92,6 +96,10 @@ def _scalar_map(value: Any, loc: Loc) -> dict[str, tuple[tuple[Any, Any], ...]]:
         sl = loc / side
         pairs = []
         for i, pair in enumerate(sl.list(obj[side], "an array of [input, output] pairs")):
+            if type(pair) in _PAIR and len(pair) == 2 and type(pair[0]) in _PLAIN \
+                    and type(pair[1]) in _PLAIN:
+                pairs.append((pair[0], pair[1]))      # (a long map: no location made)
+                continue
             pl = sl / i
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise pl.error("an [input, output] pair", pair, pl._type_err)
