@@ -19,6 +19,7 @@ import numpy as np
 from zarrx.codecs.base import ArrayToBytesCodec, BytesToBytesCodec, Codec, config_place
 from zarrx.errors import CodecError, MetadataError, ZarrError
 from zarrx.metadata._util import short
+from zarrx.metadata.numcodecs_ids import REFUSED
 from zarrx.metadata.model import CodecSpec
 
 __all__ = ["NumcodecsArrayToBytes", "NumcodecsBytesToBytes"]
@@ -27,13 +28,23 @@ _U8 = np.dtype(np.uint8)
 
 
 def _make(cid: str, conf: dict[str, Any], where: str) -> Any:
-    """numcodecs' codec object for ``{"id": cid, **conf}``."""
+    """numcodecs' codec object for ``{"id": cid, **conf}``. An ``id`` in the configuration
+    must be ``cid`` (as zarr-python checks): numcodecs makes the codec its ``id`` names, so
+    another id would run a codec the codec's name does not say (``pickle`` included)."""
     from numcodecs.registry import get_codec
+    if "id" in conf and conf["id"] != cid:
+        raise MetadataError(f"{where}.id: numcodecs codec {cid!r} has the id {cid!r}, found "
+                            f"{short(conf['id'])}")
     try:
-        return get_codec({"id": cid, **conf})
+        codec = get_codec({**conf, "id": cid})
     except (TypeError, ValueError) as exc:
         raise MetadataError(f"{where}: numcodecs codec {cid!r} refuses the configuration "
                             f"{short(conf)}: {type(exc).__name__}: {exc}") from exc
+    made = getattr(codec, "codec_id", cid)
+    if made in REFUSED:             # a plugin registered under another id making one
+        raise MetadataError(f"{where}: numcodecs codec {cid!r} makes a {made!r} codec, which "
+                            f"zarrx never runs: {REFUSED[made]}")
+    return codec
 
 
 class _Numcodecs(Codec):

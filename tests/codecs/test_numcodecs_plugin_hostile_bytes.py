@@ -1,0 +1,62 @@
+"""Stored metadata and chunk bytes aimed at the codecs zarrx runs through numcodecs: a
+configuration whose ``id`` names another codec (``pickle``) is refused before numcodecs makes
+anything, and zfp streams whose header does not describe the chunk, or that end early, are
+refused or read without the zfp library reading past them (it would crash the process)."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import CodecError, MetadataError
+from zarrx.store import MemoryStore
+
+numcodecs = pytest.importorskip("numcodecs")
+
+
+class _Marks:
+    """Unpickled, it records that pickle ran code the stored bytes chose."""
+
+    def __reduce__(self):
+        return (exec, ("import zarrx; zarrx._unpickled_by_chunk = True",))
+
+
+def _v3(codecs, chunk: bytes, dtype: str = "float64") -> MemoryStore:
+    store = MemoryStore()
+    store.set("a/zarr.json", json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [8], "data_type": dtype,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": codecs}).encode())
+    store.set("a/c/0", chunk)
+    return store
+
+
+_BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+@pytest.mark.parametrize("name, at", [("numcodecs.base64", 1), ("numcodecs.zfpy", 0),
+                                      ("numcodecs.pcodec", 0)])
+def test_configuration_id_naming_another_codec_refused(monkeypatch, name, at):
+    if name != "numcodecs.base64":
+        pytest.importorskip(name[10:])
+    pickles = pytest.importorskip("numcodecs.pickles")
+    monkeypatch.setattr(pickles, "ALLOW_UNSAFE_PICKLE_DECODE", True, raising=False)
+    monkeypatch.delattr(zarrx, "_unpickled_by_chunk", raising=False)
+    codecs = [{"name": name, "configuration": {"id": "pickle"}}]
+    store = _v3([_BYTES] * at + codecs, pickle.dumps(_Marks()))
+    with pytest.raises(MetadataError, match=rf"codecs\[{at}\]\.configuration\.id: numcodecs codec "
+                       f"'{name[10:]}' has the id '{name[10:]}', found 'pickle'"):
+        zarrx.open_array(store, path="a", mode="r")[:]
+    assert not getattr(zarrx, "_unpickled_by_chunk", False)
+
+
+def test_configuration_id_of_the_codec_itself_taken():
+    z = zarrx.create_array(MemoryStore(), shape=(8,), dtype="u1", chunks=(8,),
+                           compressors=[{"name": "numcodecs.base64",
+                                         "configuration": {"id": "base64"}}])
+    z[:] = np.arange(8, dtype="u1")
+    np.testing.assert_array_equal(z[:], np.arange(8, dtype="u1"))
