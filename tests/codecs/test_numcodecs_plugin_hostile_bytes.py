@@ -60,3 +60,48 @@ def test_configuration_id_of_the_codec_itself_taken():
                                          "configuration": {"id": "base64"}}])
     z[:] = np.arange(8, dtype="u1")
     np.testing.assert_array_equal(z[:], np.arange(8, dtype="u1"))
+
+
+_ZFP_TRIALS = r'''
+import sys
+import numpy as np
+import zarrx
+from zarrx.store import MemoryStore
+from zarrx.errors import CodecError
+
+good = zarrx.create_array(MemoryStore(), shape=(7, 5), dtype="f8", chunks=(7, 5),
+                          serializer={"name": "numcodecs.zfpy",
+                                      "configuration": {"mode": 4, "tolerance": 1e-3}},
+                          compressors=None)
+good[:] = np.arange(35.0).reshape(7, 5)
+stream = bytes(good.store.get("c/0/0"))
+wide = bytearray(stream)
+wide[10] = 0x8e                                 # the header's ny: 14680071 rows
+cases = {"magic_only": stream[:4], "header_only": stream[:12], "cut": stream[:40],
+         "wide": bytes(wide), "empty": b"", "text": b"not a zfp stream at all"}
+for name, chunk in cases.items():
+    good.store.set("c/0/0", chunk)
+    try:
+        got = good[:]
+    except CodecError as exc:
+        print(name, "CodecError", str(exc).split(": ", 2)[-1][:90], flush=True)
+    else:
+        print(name, "read", got.shape, flush=True)
+'''
+
+
+def test_damaged_zfp_streams_do_not_crash_the_process():
+    pytest.importorskip("zfpy")
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _ZFP_TRIALS], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, (run.returncode, run.stdout, run.stderr[-2000:])
+    lines = dict(line.split(" ", 1) for line in run.stdout.splitlines())
+    assert lines["wide"].startswith("CodecError the zfp stream's header describes an array "
+                                    "of shape (14680071, 5)"), lines
+    assert lines["magic_only"].startswith("CodecError the zfp stream's header describes"), lines
+    assert lines["empty"].startswith("CodecError not a zfp stream"), lines
+    assert lines["text"].startswith("CodecError not a zfp stream"), lines
+    # zfp streams carry no checksum: one cut short is read (within its padded buffer)
+    assert lines["cut"] == lines["header_only"] == "read (7, 5)", lines
