@@ -313,6 +313,13 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
             raise ArgumentError(f"{what}: {arg} {_what(given)} encodes the chunk's array "
                                 f"itself: Zarr v2 takes no serializer with it, found "
                                 f"{_what(ser)}")
+        if endian == "big" and dt.numpy.itemsize > 1:
+            # numcodecs' codec encodes numbers in the machine's order; zarr-python refuses
+            # to write such an array, and reads the decoded numbers as big-endian bytes
+            raise ArgumentError(f"{what}: {arg} {_what(given)} encodes numbers in the "
+                                f"machine's byte order, found the big-endian dtype "
+                                f"'>{dt.numpy.str[1:]}'; expected a little-endian dtype "
+                                f"('<{dt.numpy.str[1:]}')")
         if at_a2b is not None:                  # a filter: the filters after it see bytes
             return _v2_encoding_filter(dt, flt, at_a2b, comp, probe, order)
         ser, comp = comp[0], []

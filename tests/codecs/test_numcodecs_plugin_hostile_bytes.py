@@ -5,6 +5,7 @@ refused or read without the zfp library reading past them (it would crash the pr
 from __future__ import annotations
 
 import json
+import re
 import pickle
 
 import numpy as np
@@ -105,3 +106,22 @@ def test_damaged_zfp_streams_do_not_crash_the_process():
     assert lines["text"].startswith("CodecError not a zfp stream"), lines
     # zfp streams carry no checksum: one cut short is read (within its padded buffer)
     assert lines["cut"] == lines["header_only"] == "read (7, 5)", lines
+
+
+@pytest.mark.parametrize("cid", ["pcodec", "zfpy"])
+@pytest.mark.parametrize("where", ["compressors", "filters"])
+def test_v2_big_endian_dtype_refused_at_creation(cid, where):
+    """numcodecs' codec encodes numbers in the machine's order: zarr-python refuses to write
+    a big-endian dtype through it, and reads one as byte-swapped values."""
+    pytest.importorskip(cid)
+    args = {where: [{"id": cid}], **({"compressors": None} if where == "filters" else {})}
+    with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
+            f"create_array: {where}[0] 'numcodecs.{cid}' encodes numbers in the machine's "
+            f"byte order, found the big-endian dtype '>f8'; expected a little-endian dtype "
+            f"('<f8')")):
+        zarrx.create_array(MemoryStore(), shape=(10,), chunks=(5,), dtype=">f8",
+                           zarr_format=2, **args)
+    z = zarrx.create_array(MemoryStore(), shape=(10,), chunks=(5,), dtype="<f8",
+                           zarr_format=2, **args)
+    z[:] = np.arange(10.0)
+    np.testing.assert_array_equal(z[:], np.arange(10.0))
