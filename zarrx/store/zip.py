@@ -47,7 +47,7 @@ from zarrx.errors import StoreArgumentError, StoreError, StoreExistsError, Store
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
 from zarrx.store.zipcheck import check_name, name_problem
-from zarrx.store.zipfileobj import is_file_object, open_file_archive
+from zarrx.store.zipfileobj import is_file_object, open_file_archive, unreadable
 from zarrx.store.keyindex import KeyIndex
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (Pending, close_quietly, copy_version, identity, make_temp,
@@ -102,6 +102,10 @@ class ZipStore(Store):
                 f"{self!r}: mode {mode!r}: a zip archive in a file object is only read (mode "
                 f"'r'); to write one, give its path: zarrx writes a temporary archive next to it "
                 f"and puts it in place when the store is closed")
+        why = unreadable(self._fileobj) if self._fileobj is not None else None
+        if why is not None:
+            raise StoreArgumentError(f"{self!r}: cannot read a zip archive from this file "
+                                     f"object: {why}")
         if read_only is not None and bool(read_only) != (mode == "r"):
             raise StoreError(f"{self!r}: read_only={read_only!r} does not fit mode {mode!r}: "
                              f"mode 'r' reads only, modes 'w', 'x' and 'a' write")

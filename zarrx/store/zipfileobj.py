@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 from zarrx.store.zipcheck import check_end_record, check_entries, size_of
 
-__all__ = ["is_file_object", "open_file_archive"]
+__all__ = ["is_file_object", "open_file_archive", "unreadable"]
 
 
 def is_file_object(obj: object) -> bool:
@@ -28,10 +28,38 @@ def is_file_object(obj: object) -> bool:
     return all(callable(getattr(obj, name, None)) for name in ("read", "seek", "tell"))
 
 
+def unreadable(obj: Any) -> str | None:
+    """Why ``obj`` (a file object) cannot hold an archive to read, or None: a file opened in
+    text mode (its ``read`` gives ``str``), or one that cannot seek (an archive is read from
+    its end)."""
+    if isinstance(obj, io.TextIOBase):
+        return (f"the file is open in text mode ({type(obj).__name__}); expected a binary "
+                f"file: open it with mode 'rb'")
+    if not isinstance(obj, io.IOBase):
+        try:
+            probe = obj.read(0)
+        except Exception:               # a reader that takes no empty read: found out later
+            probe = b""
+        if isinstance(probe, str):
+            return (f"its read returns str; expected a binary file, whose read returns "
+                    f"bytes: open it with mode 'rb'")
+    seekable = getattr(obj, "seekable", None)
+    try:
+        can_seek = seekable() if callable(seekable) else True
+    except Exception:                   # closed, or broken: found out when opened
+        can_seek = True
+    if not can_seek:
+        return ("the file cannot seek (seekable() is False); a zip archive is read from its "
+                "end: give a seekable file, or read the archive into io.BytesIO")
+    return None
+
+
 class _Reads:
     """A reader that is not an ``io`` object (an obstore reader: its ``read`` returns a
-    buffer, not ``bytes``, and may refuse to read past the end) seen as one that zipfile and
-    the store's reader take: ``read(n)`` gives at most the bytes left, as ``bytes``."""
+    buffer, not ``bytes``, and may refuse to read past the end), or a raw ``io`` reader that
+    is not a disk file (whose ``read`` may return fewer bytes than asked), seen as one that
+    zipfile and the store's reader take: ``read(n)`` gives ``n`` bytes, or all that are left
+    when fewer are, as ``bytes``."""
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
@@ -46,7 +74,14 @@ class _Reads:
     def read(self, n: int = -1) -> bytes:
         left = self._size - self._raw.tell()
         n = left if n is None or n < 0 else min(n, left)
-        return bytes(self._raw.read(n)) if n > 0 else b""
+        parts, got = [], 0
+        while got < n:                  # a reader may give fewer bytes than asked
+            part = self._raw.read(n - got)
+            if not part:
+                break
+            parts.append(bytes(part))
+            got += len(parts[-1])
+        return b"".join(parts)
 
     def seekable(self) -> bool:
         return True
@@ -60,7 +95,9 @@ def open_file_archive(fileobj: Any) -> zipfile.ZipFile:
     :func:`~zarrx.store.zipread.open_archive` checks an archive at a path); zipfile's errors
     otherwise, with the central directory entry it could not read named when that can be
     told."""
-    fp: BinaryIO = fileobj if isinstance(fileobj, io.IOBase) else _Reads(fileobj)  # type: ignore
+    whole = isinstance(fileobj, io.IOBase) and (not isinstance(fileobj, io.RawIOBase)
+                                                or isinstance(fileobj, io.FileIO))
+    fp: BinaryIO = fileobj if whole else _Reads(fileobj)  # type: ignore
     check_end_record(fp, repr(fileobj))
     try:
         return zipfile.ZipFile(fp, "r")
