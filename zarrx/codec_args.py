@@ -302,6 +302,10 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
         raise ArgumentTypeError(f"{what}: Zarr v2 takes at most one compressor, found "
                                 f"{len(comp)}")
     vlen = ("vlen-utf8", "vlen-bytes")        # object codecs: the serializer, given as a filter
+    if ser.name not in ("bytes", *vlen) and _kind(ser) == A2B:
+        _native_only(dt, endian, "serializer", ser, what)
+        if comp:        # before a compressor: Zarr v2 chains it as the last filter
+            flt, ser = [*flt, ser], CodecSpec("bytes", {})
     at_a2b = next((i for i, f in enumerate(flt) if _kind(f) == A2B and f.name not in vlen),
                   None)
     if at_a2b is not None or comp and _kind(comp[0]) == A2B and comp[0].name not in vlen:
@@ -313,13 +317,7 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
             raise ArgumentError(f"{what}: {arg} {_what(given)} encodes the chunk's array "
                                 f"itself: Zarr v2 takes no serializer with it, found "
                                 f"{_what(ser)}")
-        if endian == "big" and dt.numpy.itemsize > 1:
-            # numcodecs' codec encodes numbers in the machine's order; zarr-python refuses
-            # to write such an array, and reads the decoded numbers as big-endian bytes
-            raise ArgumentError(f"{what}: {arg} {_what(given)} encodes numbers in the "
-                                f"machine's byte order, found the big-endian dtype "
-                                f"'>{dt.numpy.str[1:]}'; expected a little-endian dtype "
-                                f"('<{dt.numpy.str[1:]}')")
+        _native_only(dt, endian, arg, given, what)
         if at_a2b is not None:                  # a filter: the filters after it see bytes
             return _v2_encoding_filter(dt, flt, at_a2b, comp, probe, order)
         ser, comp = comp[0], []
@@ -360,6 +358,16 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
         return {"filters": done[:at], "compressor": done[at]}
     filters = done[:at] + ([done[at]] if dt.variable else []) + done[at + 1:at + 1 + len(flt) - at]
     return {"filters": filters, "compressor": done[-1] if comp else None}
+
+
+def _native_only(dt: DataType, endian: str, arg: str, given: Arg, what: str) -> None:
+    """Refuse a big-endian Zarr v2 dtype for ``given`` (pcodec, zfpy): numcodecs' codec
+    encodes numbers in the machine's order; zarr-python refuses to write such an array, and
+    reads the decoded numbers as big-endian bytes."""
+    if endian == "big" and dt.numpy.itemsize > 1:
+        raise ArgumentError(f"{what}: {arg} {_what(given)} encodes numbers in the machine's "
+                            f"byte order, found the big-endian dtype '>{dt.numpy.str[1:]}'; "
+                            f"expected a little-endian dtype ('<{dt.numpy.str[1:]}')")
 
 
 def _v2_encoding_filter(dt: DataType, flt: list[Arg], at: int, comp: list[Arg],

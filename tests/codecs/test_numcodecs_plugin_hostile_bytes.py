@@ -109,14 +109,17 @@ def test_damaged_zfp_streams_do_not_crash_the_process():
 
 
 @pytest.mark.parametrize("cid", ["pcodec", "zfpy"])
-@pytest.mark.parametrize("where", ["compressors", "filters"])
+@pytest.mark.parametrize("where", ["compressors", "filters", "serializer"])
 def test_v2_big_endian_dtype_refused_at_creation(cid, where):
     """numcodecs' codec encodes numbers in the machine's order: zarr-python refuses to write
     a big-endian dtype through it, and reads one as byte-swapped values."""
     pytest.importorskip(cid)
     args = {where: [{"id": cid}], **({"compressors": None} if where == "filters" else {})}
+    if where == "serializer":
+        args = {where: {"name": f"numcodecs.{cid}"}}
+    arg = where if where == "serializer" else f"{where}[0]"
     with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
-            f"create_array: {where}[0] 'numcodecs.{cid}' encodes numbers in the machine's "
+            f"create_array: {arg} 'numcodecs.{cid}' encodes numbers in the machine's "
             f"byte order, found the big-endian dtype '>f8'; expected a little-endian dtype "
             f"('<f8')")):
         zarrx.create_array(MemoryStore(), shape=(10,), chunks=(5,), dtype=">f8",
