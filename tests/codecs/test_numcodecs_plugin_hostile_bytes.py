@@ -128,3 +128,14 @@ def test_v2_big_endian_dtype_refused_at_creation(cid, where):
                            zarr_format=2, **args)
     z[:] = np.arange(10.0)
     np.testing.assert_array_equal(z[:], np.arange(10.0))
+
+
+def test_zfpy_zero_dimensional_array_reads_its_flat_stream():
+    """zfp encodes a 0-d chunk as a 1-d stream of one value: its header check takes that."""
+    pytest.importorskip("zfpy")
+    z = zarrx.create_array(MemoryStore(), shape=(), dtype="f8", fill_value=0,
+                           serializer={"name": "numcodecs.zfpy",
+                                       "configuration": {"mode": 4, "tolerance": 1e-9}},
+                           compressors=None)
+    z[()] = 3.5
+    assert z[()] == 3.5

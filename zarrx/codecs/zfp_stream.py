@@ -60,7 +60,10 @@ def checked_stream(name: str, data: Any, dtype: np.dtype, shape: tuple[int, ...]
         found = np.dtype(header["type"])
     except TypeError:
         found = None
-    if dims != tuple(shape) or found is None or found != dtype.newbyteorder("="):
+    # (a 0-d chunk, or one zarr-python hands over flat, is a 1-d stream of its item count)
+    flat = len(dims) == 1 and dims[0] == math.prod(shape)
+    if (dims != tuple(shape) and not flat) or found is None or \
+            found != dtype.newbyteorder("="):
         raise CodecError(f"{name}: the zfp stream's header describes an array of shape "
                          f"{dims} and type {found}; expected the chunk's shape {tuple(shape)} "
                          f"and type {dtype}")
