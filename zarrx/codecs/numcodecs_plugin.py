@@ -84,9 +84,10 @@ class _Numcodecs(Codec):
     def _call(self, op: str, arg: Any) -> Any:
         try:
             return getattr(self._codec, op)(arg)
-        except ZarrError:
+        except (ZarrError, KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
-        except Exception as exc:       # whatever the plugin raises: the codec failed
+        except BaseException as exc:   # whatever the plugin raises: the codec failed (a
+            # panic in a Rust codec, pyo3's PanicException, is a BaseException)
             raise CodecError(f"{self.name}: numcodecs {op} failed: {type(exc).__name__}: "
                              f"{exc}") from exc
 
@@ -120,6 +121,9 @@ class NumcodecsArrayToBytes(_Numcodecs, ArrayToBytesCodec):
         return None                     # the encoded size depends on the values
 
     def encode(self, arr: np.ndarray) -> bytes:
+        if self.name == "numcodecs.zfpy":      # zfp trusts its configuration
+            from zarrx.codecs.zfp_stream import check_rate
+            check_rate(self.name, self._config, arr.dtype, arr.ndim)
         return self._bytes(self._call("encode", np.ascontiguousarray(arr)), "encode")
 
     def decode(self, data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:

@@ -13,6 +13,12 @@ most 1 + 11 exponent bits + 6 precision bits + 3 * 4**d bits for each of its int
 precision's bit planes (a bit plane reads each value's bit at most once and one group bit
 and one run bit per value), or the mode's minimum bits per block when that is more (a
 fixed-rate stream: its rate; the 64-bit expert form of the mode: at most 2**15).
+
+Encoding trusts its configuration too: in fixed-rate mode (``mode`` 2) a rate giving a block
+fewer bits than its sign and exponent take (9 for float32, 12 for float64; 1 for integers)
+makes zfp write past its buffer, and one giving more than 2**15 bits cannot be stored in the
+stream's header, which then describes another rate than the data (the values read back are
+wrong). :func:`check_rate` refuses both before zfp is called.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import numpy as np
 
 from zarrx.errors import CodecError
 
-__all__ = ["checked_stream"]
+__all__ = ["check_rate", "checked_stream"]
 
 _HEADER_BYTES = 24              # magic (32 bits), field (52), mode (12 or 64): 148 bits
 _SLACK = 16                     # the word zfp reads ahead, and one for rounding
@@ -71,3 +77,26 @@ def checked_stream(name: str, data: Any, dtype: np.dtype, shape: tuple[int, ...]
     need = _HEADER_BYTES + _SLACK + blocks * \
         -(-_block_bits(len(dims), dtype.itemsize, header) // 64) * 8
     return raw if len(raw) >= need else raw + bytes(need - len(raw))
+
+
+_FIXED_RATE = 2                 # zfpy.mode_fixed_rate
+_SIGN_EXPONENT = {np.dtype(np.float32): 9, np.dtype(np.float64): 12}
+
+
+def check_rate(name: str, config: dict[str, Any], dtype: np.dtype, ndim: int) -> None:
+    """CodecError (naming ``name``) when ``config`` (numcodecs' ``ZFPY``) asks for a fixed rate
+    zfp cannot encode a ``ndim``-dimensional array of ``dtype`` at (see above)."""
+    if config.get("mode", None) != _FIXED_RATE:
+        return
+    rate = config.get("rate", -1)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate >= 0:
+        return          # zfpy leaves a negative (unset) rate alone; numcodecs refuses a str
+    size = 4 ** max(ndim, 1)
+    least = _SIGN_EXPONENT.get(dtype.newbyteorder("="), 1)
+    bits = math.floor(size * rate + 0.5) if math.isfinite(rate) else None
+    if bits is None or not least <= bits <= _MAX_MINBITS:
+        raise CodecError(f"{name}: rate {rate!r}: zfp encodes a {ndim}-d array of {dtype} at "
+                         f"a rate from {(least - 0.5) / size:g} to {(_MAX_MINBITS + 0.49) / size:g} "
+                         f"bits a value ({least} to {_MAX_MINBITS} bits a block of {size} "
+                         f"values); other rates make it write past its buffer or store a rate "
+                         f"its header cannot hold")
