@@ -80,12 +80,18 @@ wide = bytearray(stream)
 wide[10] = 0x8e                                 # the header's ny: 14680071 rows
 cases = {"magic_only": stream[:4], "header_only": stream[:12], "cut": stream[:40],
          "wide": bytes(wide), "empty": b"", "text": b"not a zfp stream at all"}
+rated = zarrx.create_array(MemoryStore(), shape=(7, 5), dtype="f8", chunks=(7, 5),
+                           serializer={"name": "numcodecs.zfpy",
+                                       "configuration": {"mode": 2, "rate": 16}},
+                           compressors=None)
+rated[:] = np.arange(35.0).reshape(7, 5)
+cases["rate_cut"] = bytes(rated.store.get("c/0/0"))[:48]
 for name, chunk in cases.items():
     good.store.set("c/0/0", chunk)
     try:
         got = good[:]
     except CodecError as exc:
-        print(name, "CodecError", str(exc).split(": ", 2)[-1][:90], flush=True)
+        print(name, "CodecError", str(exc).split(": ", 2)[-1][:130], flush=True)
     else:
         print(name, "read", got.shape, flush=True)
 '''
@@ -104,8 +110,15 @@ def test_damaged_zfp_streams_do_not_crash_the_process():
     assert lines["magic_only"].startswith("CodecError the zfp stream's header describes"), lines
     assert lines["empty"].startswith("CodecError not a zfp stream"), lines
     assert lines["text"].startswith("CodecError not a zfp stream"), lines
-    # zfp streams carry no checksum: one cut short is read (within its padded buffer)
-    assert lines["cut"] == lines["header_only"] == "read (7, 5)", lines
+    assert lines["rate_cut"].startswith("CodecError the zfp stream is cut short: 48 bytes, "
+                                        "but its header asks for at least 256 bits for each "
+                                        "of the chunk's 4 blocks"), lines
+    assert lines["header_only"] == ("CodecError the zfp stream is cut short: 12 bytes, but "
+                                    "its header asks for at least 1 bits for each of the "
+                                    "chunk's 4 blocks"), lines
+    # zfp streams carry no checksum: one cut short but longer than its header's minimum is
+    # read (within its padded buffer)
+    assert lines["cut"] == "read (7, 5)", lines
 
 
 @pytest.mark.parametrize("cid", ["pcodec", "zfpy"])

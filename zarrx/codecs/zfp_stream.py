@@ -12,7 +12,8 @@ The bound: zfp decodes the array block by block (blocks of 4**d values), and a b
 most 1 + 11 exponent bits + 6 precision bits + 3 * 4**d bits for each of its integer
 precision's bit planes (a bit plane reads each value's bit at most once and one group bit
 and one run bit per value), or the mode's minimum bits per block when that is more (a
-fixed-rate stream: its rate; the 64-bit expert form of the mode: at most 2**15).
+fixed-rate stream: its rate; the 64-bit expert form of the mode: at most 2**15). A stream
+shorter than that minimum for all of its blocks is cut short, and refused.
 
 Encoding trusts its configuration too: in fixed-rate mode (``mode`` 2) a rate giving a block
 fewer bits than its sign and exponent take (9 for float32, 12 for float64; 1 for integers)
@@ -34,19 +35,17 @@ __all__ = ["check_rate", "checked_stream"]
 _HEADER_BYTES = 24              # magic (32 bits), field (52), mode (12 or 64): 148 bits
 _SLACK = 16                     # the word zfp reads ahead, and one for rounding
 _MAX_MINBITS = 1 << 15          # the largest minimum bits per block the mode can hold
+_SHORTEST_HEADER_BITS = 96      # magic, field and the 12-bit form of the mode
 
 
-def _block_bits(dims: int, itemsize: int, header: dict[str, Any]) -> int:
-    size = 4 ** dims
-    most = 18 + 8 * itemsize * 3 * size
-    mode = header.get("mode")
-    if mode == "rate":
-        least = math.ceil(float(header["config"]["rate"]) * size) + 1
-    elif mode in ("tolerance", "precision", "reversible"):
-        least = 1
-    else:                       # the expert form: whatever minimum it declares
-        least = _MAX_MINBITS
-    return max(most, least)
+def _least_bits(header: dict[str, Any]) -> int:
+    """The minimum bits a block the header's mode declares (zfpy reports it in every mode:
+    1 unless fixed-rate or expert); the most the mode can hold when it is not an int."""
+    try:
+        least = header["config"]["expert"]["minbits"]
+    except (KeyError, TypeError):
+        return _MAX_MINBITS
+    return least if isinstance(least, int) and 1 <= least <= _MAX_MINBITS else _MAX_MINBITS
 
 
 def checked_stream(name: str, data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
@@ -74,8 +73,13 @@ def checked_stream(name: str, data: Any, dtype: np.dtype, shape: tuple[int, ...]
                          f"{dims} and type {found}; expected the chunk's shape {tuple(shape)} "
                          f"and type {dtype}")
     blocks = math.prod((n + 3) // 4 for n in dims)
-    need = _HEADER_BYTES + _SLACK + blocks * \
-        -(-_block_bits(len(dims), dtype.itemsize, header) // 64) * 8
+    least = _least_bits(header)
+    if _SHORTEST_HEADER_BITS + blocks * least > 8 * len(raw):
+        raise CodecError(f"{name}: the zfp stream is cut short: {len(raw)} bytes, but its "
+                         f"header asks for at least {least} bits for each of the chunk's "
+                         f"{blocks} blocks")
+    most = 18 + 8 * dtype.itemsize * 3 * 4 ** len(dims)
+    need = _HEADER_BYTES + _SLACK + blocks * -(-max(most, least) // 64) * 8
     return raw if len(raw) >= need else raw + bytes(need - len(raw))
 
 
