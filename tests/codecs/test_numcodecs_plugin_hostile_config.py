@@ -96,3 +96,29 @@ def test_pcodec_panic_is_a_codec_error():
     a = _array({"name": "numcodecs.pcodec", "configuration": {"level": 8}})
     a[:] = np.arange(20.0)          # the process goes on
     np.testing.assert_array_equal(a[:], np.arange(20.0))
+
+
+def test_pcodec_decodes_into_the_chunk_size(monkeypatch):
+    """A pcodec stream whose header claims millions of values more than the chunk holds is
+    refused without decoding them: pcodec decodes into an array of the chunk's size
+    (``simple_decompress``, which allocates what the stream claims, is not called)."""
+    pytest.importorskip("pcodec")
+    from pcodec import standalone
+    a = zarrx.create_array(MemoryStore(), shape=(1000,), chunks=(1000,), dtype="f8",
+                           serializer={"name": "numcodecs.pcodec"}, compressors=None)
+    a[:] = np.arange(1000.0)
+    stream = bytes(a.store.get("c/0"))
+    at = stream.find((999).to_bytes(3, "little"), 0, 24)    # the count of values, less one
+    if at < 0:
+        pytest.skip("this pcodec version stores the count of values otherwise")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("simple_decompress called")
+
+    monkeypatch.setattr(standalone, "simple_decompress", refuse)
+    np.testing.assert_array_equal(a[:], np.arange(1000.0))
+    a.store.set("c/0", stream[:at + 2] + b"\xff" + stream[at + 3:])  # 16,712,680 values
+    with pytest.raises(CodecError, match=r"chunk 'c/0': numcodecs\.pcodec: numcodecs decode "
+                       r"returned more items of float64; expected 1000 \(a chunk of shape "
+                       r"\(1000,\)\)"):
+        a[:]

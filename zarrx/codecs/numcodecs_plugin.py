@@ -130,6 +130,10 @@ class NumcodecsArrayToBytes(_Numcodecs, ArrayToBytesCodec):
         if self.name == "numcodecs.zfpy":      # the zfp library trusts its input
             from zarrx.codecs.zfp_stream import checked_stream
             data = checked_stream(self.name, data, dtype, shape)
+        elif self.name == "numcodecs.pcodec":
+            into = _pcodec_into(self.name, data, dtype, shape)
+            if into is not None:
+                return into
         out = self._array(self._call("decode", bytes(data)), "decode")
         n = int(np.prod(shape, dtype=np.int64))
         if out.dtype.newbyteorder("=") == dtype.newbyteorder("=") and out.size == n:
@@ -143,6 +147,34 @@ class NumcodecsArrayToBytes(_Numcodecs, ArrayToBytesCodec):
         raise CodecError(f"{self.name}: numcodecs decode returned {out.size} items of "
                          f"{out.dtype} (shape {out.shape}); expected {n} items of {dtype} "
                          f"(a chunk of shape {tuple(shape)})")
+
+
+def _pcodec_into(name: str, data: Any, dtype: np.dtype, shape: tuple[int, ...]
+                 ) -> np.ndarray | None:
+    """A pcodec chunk decoded into an array of the chunk's size (pcodec's
+    ``simple_decompress_into``, which numcodecs' ``PCodec.decode(out=...)`` calls): a
+    stream's header can claim millions of values more than the chunk holds, which
+    ``simple_decompress`` would allocate. CodecError when the stream holds another count;
+    None for a data type pcodec's function does not take (the codec decodes it then)."""
+    try:
+        from pcodec import standalone
+    except ImportError:
+        return None
+    out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=dtype.newbyteorder("="))
+    try:
+        progress = standalone.simple_decompress_into(bytes(data), out)
+    except TypeError:
+        return None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:        # pcodec's errors, and a panic (a BaseException)
+        raise CodecError(f"{name}: numcodecs decode failed: {type(exc).__name__}: "
+                         f"{exc}") from exc
+    if progress.n_processed != out.size or not progress.finished:
+        more = "more" if not progress.finished else f"{progress.n_processed}"
+        raise CodecError(f"{name}: numcodecs decode returned {more} items of {out.dtype}; "
+                         f"expected {out.size} (a chunk of shape {tuple(shape)})")
+    return out.reshape(shape)
 
 
 class NumcodecsBytesToBytes(_Numcodecs, BytesToBytesCodec):
