@@ -7,6 +7,12 @@ module looks inside the objects straddling the edge: the inner chunks of a shard
 the shape (found from its index), and the cells outside the shape of a chunk or inner chunk
 that are not the fill value (found by decoding it). A repair clears them as zarrx's shrink does
 (:meth:`zarrx.Array.resize`).
+
+Cells are compared only where decoding gives back each stored value: a codec run by numcodecs
+that zarrx does not build in (zfp's modes, all lossy, mix the values of a block, so the fill
+value stored past the edge can decode as other numbers; a plugin may be lossy too; ``pcodec``
+is lossless) leaves them unchecked, and a repair never rewrites such an object, which would
+encode its values once more with their loss.
 """
 from __future__ import annotations
 
@@ -19,11 +25,12 @@ from zarrx.chunk_io import fill_scalar
 from zarrx.errors import ZarrError
 from zarrx.layout import outside_boxes
 from zarrx.metadata._util import short
+from zarrx.metadata.codec_table import codec_info
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.tools.shards import get_shard, inner_blocks, object_blocks, one_level, read_index, \
     stored_inner_blocks
 
-__all__ = ["edge_view", "straddles", "stored_outside"]
+__all__ = ["decodes_exactly", "edge_view", "straddles", "stored_outside"]
 
 _GROW = "a grow would read {} back instead of the fill value"
 
@@ -36,6 +43,25 @@ def edge_view(arr: Array) -> Array | None:
     if not isinstance(meta.chunk_grid, RegularGrid) or meta.layout.read_shape is None:
         return None
     return arr._reaching_object_ends(meta)
+
+
+#: codecs run by numcodecs that decode each value as stored
+_EXACT_PLUGINS = ("numcodecs.pcodec",)
+
+
+def decodes_exactly(meta: ArrayMeta) -> bool:
+    """Whether every codec of ``meta`` gives back the values its chunks were encoded from
+    where they hold the fill value (see the module docstring)."""
+    specs = list(meta.layout.read_codecs)
+    for level in meta.shard_levels:
+        specs += [*level.outer_codecs, *level.object_codecs]
+    for spec in specs:
+        info = codec_info(spec.name)
+        if info is not None and isinstance(info.impl, str) and \
+                info.impl.startswith("zarrx.codecs.numcodecs_plugin:") and \
+                spec.name not in _EXACT_PLUGINS:
+            return False
+    return True
 
 
 def straddles(meta: ArrayMeta, coords: tuple[int, ...]) -> bool:
@@ -75,7 +101,7 @@ def stored_outside(arr: Array, view: Array, key: str, coords: tuple[int, ...]
     assert read is not None
     shape = meta.shape
     found: list[tuple[str | None, str]] = []
-    whole = True
+    whole = exact = decodes_exactly(meta)
     for inner, sel in units:
         origin = tuple(s.start * r for s, r in zip(sel, read))
         if all(o + r <= n for o, r, n in zip(origin, read, shape)):
@@ -84,6 +110,8 @@ def stored_outside(arr: Array, view: Array, key: str, coords: tuple[int, ...]
         if beyond and one_level(meta):      # stored, says the index: no need to decode it
             found.append((inner, f"stored wholly outside the array's shape {shape}: "
                                  f"{_GROW.format('it')}"))
+            continue
+        if not exact:                       # not decoded: the object's own check decodes it
             continue
         try:
             values = view.get_block_selection(sel)
