@@ -363,7 +363,8 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
         if ndim == 1 and a is not None and a.dtype.kind in "iu" and a.ndim > 1:
             return "coordinate"
     if isinstance(selection, tuple) and len(selection) == ndim and ndim >= 1:
-        if ndim > 1 and _boolean_outer(selection):
+        if ndim > 1 and isinstance(selection[0], (np.ndarray, list)) and \
+                _boolean_outer(selection):
             return "orthogonal"
         arrays = 0
         for s in selection:
@@ -391,6 +392,9 @@ def _boolean_outer(selection: tuple) -> bool:
         a = _as_index_array(s)
         if a is None or a.ndim != 1 or a.dtype.kind not in "iub":
             return False
+        if a.dtype != np.bool_ and isinstance(s, list) and \
+                any(type(x) in (bool, np.bool_) for x in s):
+            return False    # bools among integers: an integer list, which zarr-python refuses
         found = found or a.dtype == np.bool_
     return found
 
