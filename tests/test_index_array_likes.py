@@ -7,16 +7,32 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import IndexingError
+from zarrx.array_selection import _plain
+from zarrx.errors import IndexingError, IndexingTypeError, IndexingValueError
+
+from call_counts import calls_made
 
 A = np.arange(30, dtype="i4").reshape(6, 5)
 MASK5 = np.array([True, False, True, True, False])
+
+
+def _unchanged(selection):
+    return selection
 
 
 def _grid():
     z = zarrx.create_array({}, shape=A.shape, dtype="i4", chunks=(3, 3))
     z[...] = A
     return z
+
+
+@pytest.mark.parametrize("sel", [(slice(0, 10), 5), (Ellipsis,), (1, 2, 3, slice(None), None),
+                                 (np.arange(3), slice(2)), ([0, 1], 3)])
+def test_looking_for_array_likes_in_a_plain_selection_makes_no_call(sel):
+    # every z[...] and z[...] = v goes through this scan: ints, slices, lists and numpy arrays
+    # pass it without a call of their own (before: a generator and a test call per item)
+    assert calls_made(lambda: _plain(sel)) == calls_made(lambda: _unchanged(sel))
+    assert _plain(sel) is sel
 
 
 @pytest.mark.parametrize("rows", [[True, 2, 0], [1, False, 2], [np.True_, 0, 3]])
@@ -42,3 +58,53 @@ def test_a_list_of_booleans_or_of_integers_beside_a_mask_still_selects_the_outer
     assert (z[[4, 0, 4], MASK5] == A[np.ix_([4, 0, 4], MASK5)]).all()
     assert (z[[np.True_, False, True, True, False, False], [-1, 0]] ==
             A[np.ix_([True, False, True, True, False, False], [-1, 0])]).all()
+
+
+class _Hostile:
+    """An array-like whose ``__array__`` returns ``result`` (or raises it)."""
+
+    shape, dtype = (2,), np.dtype("int64")
+
+    def __init__(self, result):
+        self.result = result
+
+    def __array__(self, dtype=None, copy=None):
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+@pytest.mark.parametrize("result", [[0, 1], None, "text"])
+def test_an_array_like_whose_array_method_returns_no_array_raises_indexing_value_error(result):
+    z = _grid()
+    for call in (lambda: z[_Hostile(result)], lambda: z[1, _Hostile(result)],
+                 lambda: z.oindex[:, _Hostile(result)],
+                 lambda: z.__setitem__((_Hostile(result), 0), 7)):
+        # a ValueError as in numpy and zarr-python, and a ZarrError naming the item
+        with pytest.raises(IndexingValueError, match=r"(selection|index item [01]): the array-"
+                                                     r"like _Hostile could not be read") as info:
+            call()
+        assert isinstance(info.value, ValueError)
+    assert (z[...] == A).all()
+
+
+def test_an_array_like_refusing_to_convert_raises_indexing_type_error():
+    z = _grid()
+    with pytest.raises(IndexingTypeError, match="index item 0: the array-like _Hostile"):
+        z[_Hostile(TypeError("no conversion")), 0]
+
+
+def test_other_errors_of_an_array_method_propagate_unchanged():
+    # the item's own failure (or a store's, for a zarrx Array read) is not renamed
+    z = _grid()
+    with pytest.raises(RuntimeError, match="boom"):
+        z[_Hostile(RuntimeError("boom"))]
+    with pytest.raises(KeyError):
+        z[_Hostile(KeyError("k")), 0]
+
+
+def test_an_array_like_of_float_values_is_refused_as_a_float_index_array_is():
+    z = _grid()
+    with pytest.raises(IndexingError, match="index array on axis 0: expected integers or "
+                                            "booleans, found dtype float64"):
+        z[_Hostile(np.array([1.0, 2.0]))]
