@@ -381,6 +381,9 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
     return "basic"
 
 
+_BOOLS = frozenset((bool, np.bool_))
+
+
 def _boolean_outer(selection: tuple) -> bool:
     """One 1-d index array per axis, a boolean one among them (``z[rows, cols]`` of two
     masks): zarr-python selects their outer product there, as ``np.ix_`` does (numpy would
@@ -393,7 +396,7 @@ def _boolean_outer(selection: tuple) -> bool:
         if a is None or a.ndim != 1 or a.dtype.kind not in "iub":
             return False
         if a.dtype != np.bool_ and isinstance(s, list) and \
-                any(type(x) in (bool, np.bool_) for x in s):
+                not _BOOLS.isdisjoint(map(type, s)):
             return False    # bools among integers: an integer list, which zarr-python refuses
         found = found or a.dtype == np.bool_
     return found
