@@ -108,3 +108,15 @@ def test_an_array_like_of_float_values_is_refused_as_a_float_index_array_is():
     with pytest.raises(IndexingError, match="index array on axis 0: expected integers or "
                                             "booleans, found dtype float64"):
         z[_Hostile(np.array([1.0, 2.0]))]
+
+
+def test_a_zarrx_array_index_that_cannot_be_read_raises_its_own_error():
+    # a corrupt chunk of the index array is its CodecError (a ValueError too), not renamed
+    store: dict = {}
+    ix = zarrx.create_array(store, shape=(4,), dtype="i4", chunks=(2,),
+                            compressors=zarrx.codecs.ZstdCodec())
+    ix[...] = [0, 1, 2, 3]
+    store["c/1"] = b"not zstd"
+    with pytest.raises(zarrx.errors.CodecError) as info:
+        _grid()[ix]
+    assert not isinstance(info.value, IndexingError)

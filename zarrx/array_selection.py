@@ -15,7 +15,8 @@ import numpy as np
 from zarrx import _outputs, _pool, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
 from zarrx import batch_merge, batch_points, batch_read, batch_write, shard_read
 from zarrx import text_items
-from zarrx.errors import ArgumentError, ArgumentTypeError, IndexingTypeError, IndexingValueError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, IndexingTypeError, IndexingValueError,
+                          ZarrError)
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.selection import check_basic, numpy_layout, plan_layout
 
@@ -311,9 +312,12 @@ def _plain(selection: Any) -> Any:
 def _read_index(item: Any, where: str) -> np.ndarray:
     """``np.asarray(item)``; numpy's ``ValueError`` / ``TypeError`` (an ``__array__`` that
     returns no array, or refuses) as :class:`IndexingValueError` / :class:`IndexingTypeError`
-    naming the item. Any other error of ``__array__`` (a store's, the item's own) propagates."""
+    naming the item. Any other error of ``__array__`` (the item's own, or a ``ZarrError`` of a
+    zarrx ``Array`` being read: a corrupt chunk's ``CodecError``) propagates."""
     try:
         return np.asarray(item)
+    except ZarrError:
+        raise
     except (ValueError, TypeError) as exc:
         cls = IndexingValueError if isinstance(exc, ValueError) else IndexingTypeError
         raise cls(f"{where}: the array-like {type(item).__name__} could not be read into a "
