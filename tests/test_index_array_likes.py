@@ -120,3 +120,19 @@ def test_a_zarrx_array_index_that_cannot_be_read_raises_its_own_error():
     with pytest.raises(zarrx.errors.CodecError) as info:
         _grid()[ix]
     assert not isinstance(info.value, IndexingError)
+
+
+@pytest.mark.parametrize("index", [lambda: zarrx.array(np.array([0, 1])),
+                                   lambda: zarrx.array(np.array([True, False, True, False,
+                                                                 False, True]))])
+def test_the_basic_selection_methods_refuse_an_array_like_as_they_refuse_an_index_array(index):
+    # before: get_basic_selection(a zarrx Array) selected through it, which a numpy array
+    # (and zarr-python) is refused
+    z = _grid()
+    with pytest.raises(IndexingError, match=r"get_basic_selection: selection item 0: expected "
+                                            r"an int, a slice, Ellipsis or None, found ndarray"):
+        z.get_basic_selection(index())
+    with pytest.raises(IndexingError, match=r"set_basic_selection: selection item 1: expected"):
+        z.set_basic_selection((0, index()), 5)
+    assert (z[...] == A).all()
+    assert z.get_basic_selection((zarrx.array(np.array(2)), 1)) == A[2, 1]    # 0-d: an int

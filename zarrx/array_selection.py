@@ -117,6 +117,7 @@ class Selecting:
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None,
                             fields: Any = None, prototype: Any = None) -> Any:
         out = _numpy_out(out, prototype, self.name)
+        selection = _plain(selection)        # an array-like is refused as a numpy array is
         check_basic(selection, "get_basic_selection")
         return self._get(selection, "basic", out, fields)
 
@@ -221,6 +222,7 @@ class Selecting:
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
                             prototype: Any = None) -> None:
         _numpy_out(None, prototype, self.name)
+        selection = _plain(selection)
         check_basic(selection, "set_basic_selection")
         self._write(selection, value, "basic", fields)
 
