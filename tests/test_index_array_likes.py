@@ -9,6 +9,7 @@ import pytest
 import zarrx
 from zarrx.array_selection import _plain
 from zarrx.errors import IndexingError, IndexingTypeError, IndexingValueError
+from zarrx.selection import _boolean_outer
 
 from call_counts import calls_made
 
@@ -33,6 +34,14 @@ def test_looking_for_array_likes_in_a_plain_selection_makes_no_call(sel):
     # pass it without a call of their own (before: a generator and a test call per item)
     assert calls_made(lambda: _plain(sel)) == calls_made(lambda: _unchanged(sel))
     assert _plain(sel) is sel
+
+
+@pytest.mark.parametrize("sel", [(np.arange(3), 5), ([0, 1], slice(2)), (np.arange(3), [0], 1)])
+def test_the_outer_product_check_converts_nothing_when_an_item_is_no_index_array(sel):
+    # z[idx, 3] is checked for one index array per axis: one isinstance call, no conversion
+    # of the arrays before it (before: each converted and tested first)
+    assert calls_made(lambda: _boolean_outer(sel)) <= calls_made(lambda: _unchanged(sel)) + 1
+    assert not _boolean_outer(sel)
 
 
 @pytest.mark.parametrize("rows", [[True, 2, 0], [1, False, 2], [np.True_, 0, 3]])

@@ -382,16 +382,18 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
 
 
 _BOOLS = frozenset((bool, np.bool_))
+_ARRAYISH = frozenset((np.ndarray, list))
 
 
 def _boolean_outer(selection: tuple) -> bool:
     """One 1-d index array per axis, a boolean one among them (``z[rows, cols]`` of two
     masks): zarr-python selects their outer product there, as ``np.ix_`` does (numpy would
     pair the masks' positions up), and zarrx follows it."""
+    for s in selection:       # first the kinds of the items (z[idx, 3] stops here, cheaply)
+        if s.__class__ not in _ARRAYISH and not isinstance(s, np.ndarray):
+            return False
     found = False
     for s in selection:
-        if not isinstance(s, (np.ndarray, list)):
-            return False
         a = _as_index_array(s)
         if a is None or a.ndim != 1 or a.dtype.kind not in "iub":
             return False
