@@ -119,7 +119,7 @@ def test_arguments_of_the_array_an_open_or_save_creates_name_that_function(call,
     cases = [({"chunks": (2,), "shards": (3,)}, ArgumentError,
               f"{name}: shards[0]=3 must be a positive multiple of chunks[0]=2 (or 0 on an axis "
               f"of length 0, with positive chunks)"),
-             ({"config": 5}, ArgumentTypeError, f"{name}: config: expected a mapping, found int 5"),
+             ({"config": 5}, ArgumentTypeError, f"{name}: config: expected a mapping or an ArrayConfig, found int 5"),
              ({"attributes": [1]}, ArgumentTypeError,
               f"{name}: attributes: expected a mapping of str keys to JSON values, found list "
               f"[1]"),
@@ -142,7 +142,7 @@ def test_the_like_functions_name_themselves(name):
     assert str(info.value) == f"{name}: mode: expected one of r, r+, a, w, w-, found 'x'"
     with pytest.raises(ArgumentTypeError) as info:
         call(source, config=5)
-    assert str(info.value) == f"{name}: config: expected a mapping, found int 5"
+    assert str(info.value) == f"{name}: config: expected a mapping or an ArrayConfig, found int 5"
 
 
 @pytest.mark.parametrize("mode", ["r", 5, "rw"])

@@ -15,7 +15,8 @@ import numpy as np
 from zarrx import _outputs, _pool, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
 from zarrx import batch_merge, batch_points, batch_read, batch_write, shard_read
 from zarrx import text_items
-from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, IndexingTypeError, IndexingValueError,
+                          ZarrError)
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.selection import check_basic, numpy_layout, plan_layout
 
@@ -116,6 +117,7 @@ class Selecting:
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None,
                             fields: Any = None, prototype: Any = None) -> Any:
         out = _numpy_out(out, prototype, self.name)
+        selection = _plain(selection)        # an array-like is refused as a numpy array is
         check_basic(selection, "get_basic_selection")
         return self._get(selection, "basic", out, fields)
 
@@ -220,6 +222,7 @@ class Selecting:
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
                             prototype: Any = None) -> None:
         _numpy_out(None, prototype, self.name)
+        selection = _plain(selection)
         check_basic(selection, "set_basic_selection")
         self._write(selection, value, "basic", fields)
 
@@ -293,12 +296,34 @@ def _foreign(item: Any) -> bool:
 
 
 def _plain(selection: Any) -> Any:
-    """``selection`` with its array-likes read into numpy arrays."""
-    if type(selection) is tuple:
-        if any(_foreign(s) for s in selection):
-            return tuple(np.asarray(s) if _foreign(s) else s for s in selection)
+    """``selection`` with its array-likes read into numpy arrays. A selection of ints, slices,
+    lists and numpy arrays (the common case) is returned as it is without a call."""
+    if selection.__class__ is tuple:
+        for s in selection:
+            if s.__class__ not in _PLAIN:
+                break
+        else:
+            return selection
+        return tuple(_read_index(s, f"index item {i}") if _foreign(s) else s
+                     for i, s in enumerate(selection))
+    if selection.__class__ in _PLAIN:
         return selection
-    return np.asarray(selection) if _foreign(selection) else selection
+    return _read_index(selection, "selection") if _foreign(selection) else selection
+
+
+def _read_index(item: Any, where: str) -> np.ndarray:
+    """``np.asarray(item)``; numpy's ``ValueError`` / ``TypeError`` (an ``__array__`` that
+    returns no array, or refuses) as :class:`IndexingValueError` / :class:`IndexingTypeError`
+    naming the item. Any other error of ``__array__`` (the item's own, or a ``ZarrError`` of a
+    zarrx ``Array`` being read: a corrupt chunk's ``CodecError``) propagates."""
+    try:
+        return np.asarray(item)
+    except ZarrError:
+        raise
+    except (ValueError, TypeError) as exc:
+        cls = IndexingValueError if isinstance(exc, ValueError) else IndexingTypeError
+        raise cls(f"{where}: the array-like {type(item).__name__} could not be read into a "
+                  f"numpy index array: {exc}") from exc
 
 
 def bools_as_bytes(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -109,12 +109,38 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
     save_parents(st, missing, path, zarr_format, what, found)
 
 
-def config_order(config: Mapping | None, what: str) -> str | None:
+def config_mapping(config: Any, what: str) -> Mapping | None:
+    """zarr-python's per-array ``config`` as a mapping: a mapping as it is, an
+    ``ArrayConfig`` (zarrx's or zarr-python's) as its ``to_dict()``; anything else is an
+    :class:`~zarrx.errors.ArgumentTypeError`."""
+    if config is None or isinstance(config, Mapping):
+        return config
+    if hasattr(config, "to_dict"):
+        as_dict = config.to_dict()
+        if isinstance(as_dict, Mapping):
+            return as_dict
+    raise ArgumentTypeError(f"{what}: config: expected a mapping or an ArrayConfig, found "
+                            f"{type(config).__name__} {short(config)}")
+
+
+def config_order(config: Any, what: str) -> str | None:
     """The ``order`` of zarr-python's per-array ``config`` (``"C"``/``"F"``), or None."""
+    config = config_mapping(config, what)
     order = config.get("order") if config else None
     if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
         raise ArgumentError(f"{what}: config: order: expected 'C' or 'F', found {order!r}")
     return order
+
+
+def create_order(kwargs: dict, zarr_format: int, what: str) -> dict:
+    """``kwargs`` of zarr-python's ``create`` family (``Group.zeros``, ...), whose Zarr v2
+    array made without ``order=`` stores the ``order`` of ``config=``; ``zarr_format``, the
+    format used unless ``kwargs`` names one."""
+    if (kwargs.get("zarr_format") or zarr_format) == 2 and kwargs.get("order") is None:
+        order = config_order(kwargs.get("config"), what)
+        if order is not None:
+            return {**kwargs, "order": order}
+    return kwargs
 
 
 def flag_arg(value: Any, what: str, name: str) -> bool:
@@ -174,7 +200,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  dimension_names: Sequence[str | None] | None = None,
                  chunk_key_encoding: Any = None, overwrite: bool = False,
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
-                 config: dict | None = None, write_data: bool = True,
+                 config: Any = None, write_data: bool = True,
                  storage_options: dict | None = None, _mode: str = "w-",
                  _found: Ancestors | None = None, _base: str = "",
                  _what: str = "create_array") -> Array:
@@ -198,9 +224,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     caller holds, see :func:`prepare_node`; ``_what``, the function its errors name.)"""
     from zarrx.codec_args import build_codecs
 
-    if config is not None and not isinstance(config, Mapping):
-        raise ArgumentTypeError(f"{_what}: config: expected a mapping, found "
-                                f"{type(config).__name__} {short(config)}")
+    config = config_mapping(config, _what)
     if dimension_names is not None:          # not str: a TypeError, as in zarr-python
         names = list(dimension_names) if isinstance(dimension_names, Iterable) and getattr(
             dimension_names, "ndim", 1) else [0]             # (a 0-d numpy array: no items)

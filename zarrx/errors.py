@@ -183,7 +183,8 @@ class NegativeStepError(IndexingError):
 
 class IndexingValueError(IndexingError, ValueError):
     """An ill-formed selection that numpy or zarr-python reports as a ``ValueError``: a slice
-    step of zero, index arrays that cannot be broadcast together."""
+    step of zero, index arrays that cannot be broadcast together, an index array-like whose
+    ``__array__`` returns no array."""
 
 
 class IndexingTypeError(IndexingError, TypeError):

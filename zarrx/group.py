@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.creation import (Ancestors, check_node_names, create_array, data_array,
-                             flag_arg, make_parents, shape_arg)
+from zarrx.creation import (Ancestors, check_node_names, create_array, create_order,
+                             data_array, flag_arg, make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists,
                           refuse_keywords)
@@ -384,7 +384,7 @@ class Group(Node, TypedMembers):
         """``create_array`` for the method ``what``, which sets the keywords ``own`` itself:
         given again, or ``store=`` / ``path=``, they are refused naming ``what``."""
         refuse_keywords(what, kwargs, ("store", "path", *own))
-        return self.create_array(name, **own, **kwargs)
+        return self.create_array(name, **own, **create_order(kwargs, self._meta.zarr_format, what))
 
     def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
         return self._new_array("zeros", name, kwargs, shape=shape, fill_value=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from zarrx.creation import config_order, create_array, flag_arg
+from zarrx.creation import config_mapping, config_order, create_array, flag_arg
 from zarrx.errors import ArgumentError, ArgumentTypeError, unexpected_keyword
 from zarrx.metadata.model import ArrayMeta
 
@@ -44,8 +44,8 @@ def _write_empty_chunks(kwargs: dict, what: str) -> bool | None:
     """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
     ``config=`` (zarr-python's per-array configuration)."""
     value = kwargs.get("write_empty_chunks")
-    config = kwargs.get("config")
-    if value is None and isinstance(config, dict):
+    config = config_mapping(kwargs.get("config"), what)
+    if value is None and config:
         value = config.get("write_empty_chunks")
     return None if value is None else flag_arg(value, what, "write_empty_chunks")
 
@@ -53,8 +53,7 @@ def _write_empty_chunks(kwargs: dict, what: str) -> bool | None:
 def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
     """The read layout an existing Zarr v3 array is opened with: the ``order`` of
     ``config=`` (a Zarr v2 array keeps the order it stores)."""
-    config = kwargs.get("config")
-    order = config_order(config if isinstance(config, dict) else None, what)
+    order = config_order(kwargs.get("config"), what)
     return order if meta.zarr_format == 3 else None
 
 

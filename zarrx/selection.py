@@ -363,7 +363,8 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
         if ndim == 1 and a is not None and a.dtype.kind in "iu" and a.ndim > 1:
             return "coordinate"
     if isinstance(selection, tuple) and len(selection) == ndim and ndim >= 1:
-        if ndim > 1 and _boolean_outer(selection):
+        if ndim > 1 and isinstance(selection[0], (np.ndarray, list)) and \
+                _boolean_outer(selection):
             return "orthogonal"
         arrays = 0
         for s in selection:
@@ -380,17 +381,25 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
     return "basic"
 
 
+_BOOLS = frozenset((bool, np.bool_))
+_ARRAYISH = frozenset((np.ndarray, list))
+
+
 def _boolean_outer(selection: tuple) -> bool:
     """One 1-d index array per axis, a boolean one among them (``z[rows, cols]`` of two
     masks): zarr-python selects their outer product there, as ``np.ix_`` does (numpy would
     pair the masks' positions up), and zarrx follows it."""
+    for s in selection:       # first the kinds of the items (z[idx, 3] stops here, cheaply)
+        if s.__class__ not in _ARRAYISH and not isinstance(s, np.ndarray):
+            return False
     found = False
     for s in selection:
-        if not isinstance(s, (np.ndarray, list)):
-            return False
         a = _as_index_array(s)
         if a is None or a.ndim != 1 or a.dtype.kind not in "iub":
             return False
+        if a.dtype != np.bool_ and isinstance(s, list) and \
+                not _BOOLS.isdisjoint(map(type, s)):
+            return False    # bools among integers: an integer list, which zarr-python refuses
         found = found or a.dtype == np.bool_
     return found
 
