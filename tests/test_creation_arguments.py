@@ -325,3 +325,14 @@ def test_node_names_utf8_cannot_encode_are_refused(how, zarr_format):
     assert [name for name, _ in g.members()] == ["ok"]
     assert sorted(store.list_prefix("")) == sorted(
         ["zarr.json", "ok/zarr.json"] if zarr_format == 3 else [".zgroup", "ok/.zarray"])
+
+
+@pytest.mark.parametrize("chunks, shown", [((2.0,), "(2.0,)"), ((2, "a"), "(2, 'a')"),
+                                           (("x",), "('x',)")])
+def test_create_names_the_chunks_given_when_fewer_than_axes_are_refused(chunks, shown):
+    # fewer sizes than axes are padded with whole axes only when they are sizes
+    with pytest.raises(zarrx.errors.ArgumentTypeError,
+                       match=re.escape(f"chunks: expected a tuple of positive ints, found "
+                                       f"{shown}")):
+        zarrx.create((3, 4), chunks=chunks, store={})
+    assert zarrx.create((3, 4), chunks=(2,), store={}).chunks == (2, 4)

@@ -120,8 +120,8 @@ def create_chunks(chunks: Any, shape: Any) -> Any:
         if all(c and all(_is_int(x) for x in c) and all(x == c[0] for x in c[:-1])
                and c[-1] <= c[0] for c in chunks):
             chunks = tuple(c[0] for c in chunks)        # regular: a regular grid
-    if len(chunks) < len(shape):
-        chunks += (-1,) * (len(shape) - len(chunks))
+    if len(chunks) < len(shape) and all(_is_int(c) or c is None for c in chunks):
+        chunks += (-1,) * (len(shape) - len(chunks))    # (else refused as given)
     return chunks
 
 
