@@ -7,7 +7,7 @@ when the other kind is.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zarrx.errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError,
                           GroupNotFoundError)
@@ -27,23 +27,24 @@ class TypedMembers:
 
         Raises ``ArrayNotFoundError`` when no node is there and ``ContainsGroupError`` when
         the node there is a group."""
-        node = self._lookup(path)     # type: ignore[attr-defined]
-        where = f"get_array: group {self.name!r}"    # type: ignore[attr-defined]
-        if node is None:
-            raise ArrayNotFoundError(f"{where}: no array at {path!r} (no node there)")
-        if node._kind != "array":
-            raise ContainsGroupError(f"{where}: expected an array at {path!r}, found a group")
-        return node
+        return self._typed("get_array", path, "array", ArrayNotFoundError,
+                           ContainsGroupError)
 
     def get_group(self, path: str) -> Group:
         """The group at ``path`` below this group (``"sub/subsub"`` reaches into subgroups).
 
         Raises ``GroupNotFoundError`` when no node is there and ``ContainsArrayError`` when
         the node there is an array."""
+        return self._typed("get_group", path, "group", GroupNotFoundError,
+                           ContainsArrayError)
+
+    def _typed(self, call: str, path: str, kind: str, missing: type[Exception],
+               other: type[Exception]) -> Any:
         node = self._lookup(path)     # type: ignore[attr-defined]
-        where = f"get_group: group {self.name!r}"    # type: ignore[attr-defined]
+        where = f"{call}: group {self.name!r}"    # type: ignore[attr-defined]
+        article, found = ("an", "a group") if kind == "array" else ("a", "an array")
         if node is None:
-            raise GroupNotFoundError(f"{where}: no group at {path!r} (no node there)")
-        if node._kind != "group":
-            raise ContainsArrayError(f"{where}: expected a group at {path!r}, found an array")
+            raise missing(f"{where}: no {kind} at {path!r} (no node there)")
+        if node._kind != kind:
+            raise other(f"{where}: expected {article} {kind} at {path!r}, found {found}")
         return node

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, config_field, native
-from zarrx.codecs.scale_offset import parse_scalar, value_type
+from zarrx.codecs.base import config_field, native
+from zarrx.codecs.scale_offset import ValueWise, parse_scalar, value_type
 from zarrx.errors import CodecError, MetadataError
 
 __all__ = ["CastValue"]
 
 
-class CastValue(ArrayToArrayCodec):
+class CastValue(ValueWise):
     """``cast_value``: ``data_type`` (the stored type's v3 name), ``rounding`` (default
     ``"nearest-even"``), ``out_of_range`` (None: an error; ``"clamp"``; ``"wrap"``),
     ``scalar_map`` (``{"encode": [[in, out], ...], "decode": [...]}``), as zarr-python's
@@ -95,29 +95,10 @@ class CastValue(ArrayToArrayCodec):
         src, tgt, enc, _ = self._parsed(arr.dtype)
         return self._run(arr, src, tgt, enc, True)
 
-    def encode_stack(self, chunks: np.ndarray) -> Any:
-        """:meth:`encode` of a stack of chunks (the chunk axis first): item by item, the same
-        values; NotImplemented when a chunk cannot be encoded (encoding each alone says
-        which)."""
-        try:
-            return self.encode(chunks)
-        except CodecError:
-            return NotImplemented
-
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         src, tgt, _, dec = self._parsed(dtype)
         stored = np.asarray(arr).astype(tgt.dt, copy=False)
         return self._run(stored, tgt, src, dec, False)
-
-    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
-                     ) -> Any:
-        """:meth:`decode` of a stack of chunks (the chunk axis first): item by item, the same
-        values; NotImplemented when a chunk cannot be decoded (decoding each alone says
-        which)."""
-        try:
-            return self.decode(stack, dtype, shape)
-        except CodecError:
-            return NotImplemented
 
     def encode_fill(self, fill: Any, dtype: np.dtype, where: str = "cast_value") -> Any:
         """The fill value of the stored chunks for ``fill`` of chunks of ``dtype``; a
@@ -141,8 +122,6 @@ class CastValue(ArrayToArrayCodec):
                                 f"codec maps back to itself (add a scalar_map pair)")
         return stored[0]
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_cache"}
 
 
 def _show(v: Any) -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 from zarrx.codecs.base import ArrayToArrayCodec, config_field, native
 from zarrx.errors import CodecError, MetadataError
 
-__all__ = ["ScaleOffset", "value_type", "parse_scalar"]
+__all__ = ["ScaleOffset", "ValueWise", "value_type", "parse_scalar"]
 
 
 class _Unrepresentable(ValueError):
@@ -75,7 +75,34 @@ def _as_float(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-class ScaleOffset(ArrayToArrayCodec):
+class ValueWise(ArrayToArrayCodec):
+    """A codec mapping each value alone (``scale_offset``, ``cast_value``): a stack of chunks
+    is encoded or decoded as one array, and its parsed state (``_cache``) is not pickled."""
+
+    def encode_stack(self, chunks: np.ndarray) -> Any:
+        """:meth:`encode` of a stack of chunks (the chunk axis first): item by item, the same
+        values; NotImplemented when a chunk cannot be encoded (encoding each alone says
+        which)."""
+        try:
+            return self.encode(chunks)
+        except CodecError:
+            return NotImplemented
+
+    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
+                     ) -> Any:
+        """:meth:`decode` of a stack of chunks (the chunk axis first): item by item, the same
+        values; NotImplemented when a chunk cannot be decoded (decoding each alone says
+        which)."""
+        try:
+            return self.decode(stack, dtype, shape)
+        except CodecError:
+            return NotImplemented
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_cache"}
+
+
+class ScaleOffset(ValueWise):
     """``scale_offset``: ``offset`` (default 0) and ``scale`` (default 1), numbers or their
     JSON spellings (``"NaN"``, ``"0x3f800000"``), as zarr-python's ``ScaleOffset``."""
 
@@ -122,31 +149,12 @@ class ScaleOffset(ArrayToArrayCodec):
         except _Unrepresentable as exc:
             raise CodecError(f"scale_offset: {exc.args[0]}") from None
 
-    def encode_stack(self, chunks: np.ndarray) -> Any:
-        """:meth:`encode` of a stack of chunks (the chunk axis first): item by item, the same
-        values; NotImplemented when a chunk cannot be encoded (encoding each alone says
-        which)."""
-        try:
-            return self.encode(chunks)
-        except CodecError:
-            return NotImplemented
-
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         vt, o, s = self._parsed(dtype)
         try:
             return _apply(np.asarray(arr).astype(native(dtype), copy=False), vt, o, s, False)
         except _Unrepresentable as exc:
             raise CodecError(f"scale_offset: {exc.args[0]}") from None
-
-    def decode_stack(self, stack: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]
-                     ) -> Any:
-        """:meth:`decode` of a stack of chunks (the chunk axis first): item by item, the same
-        values; NotImplemented when a chunk cannot be decoded (decoding each alone says
-        which)."""
-        try:
-            return self.decode(stack, dtype, shape)
-        except CodecError:
-            return NotImplemented
 
     def encode_fill(self, fill: Any, dtype: np.dtype, where: str = "scale_offset") -> Any:
         """The fill value of the encoded chunks, for ``fill`` of chunks of ``dtype``; a
@@ -158,8 +166,6 @@ class ScaleOffset(ArrayToArrayCodec):
             raise MetadataError(f"{where}: the fill value cannot be encoded: "
                                 f"{exc.args[0]}") from None
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_cache"}
 
 
 def _scalars(codec: ScaleOffset, vt: Any, where: str) -> tuple[Any, Any]:
