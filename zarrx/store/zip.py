@@ -47,9 +47,9 @@ from zarrx.errors import StoreArgumentError, StoreError, StoreExistsError, Store
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
 from zarrx.store.zipcheck import check_name, name_problem
-from zarrx.store.zipfileobj import is_file_object, open_file_archive, unreadable
+from zarrx.store.zipfileobj import is_file_object, open_file_archive, positional, unreadable
 from zarrx.store.keyindex import KeyIndex
-from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
+from zarrx.store.zipread import Reader, checked_entries, open_archive
 from zarrx.store.ziptemp import (Pending, close_quietly, copy_version, identity, make_temp,
                                  read_only_after_fork, release, remove_stale, remove_temp)
 

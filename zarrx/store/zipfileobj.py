@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 from zarrx.store.zipcheck import check_end_record, check_entries, size_of
 
-__all__ = ["is_file_object", "open_file_archive", "unreadable"]
+__all__ = ["is_file_object", "open_file_archive", "positional", "unreadable"]
 
 
 def is_file_object(obj: object) -> bool:
@@ -104,3 +104,37 @@ def open_file_archive(fileobj: Any) -> zipfile.ZipFile:
     except zipfile.BadZipFile:
         check_entries(fp)
         raise
+
+
+def positional(fp: BinaryIO) -> BinaryIO:
+    """``fp`` read at explicit offsets (``pread``) where the system has them: the descriptor's
+    file offset, which processes forked with the archive open share, is neither used nor moved,
+    so what one process reads never disturbs another's read. Bytes ``fp`` buffered for writing
+    are flushed first. A file object without a descriptor (``io.BytesIO``, an fsspec file) is
+    read as it is, with ``seek`` and ``read``."""
+    if not hasattr(os, "pread"):
+        return fp
+    try:
+        fd = fp.fileno()
+    except (AttributeError, OSError, ValueError):   # a file object without a descriptor
+        return fp                                   # (read under the store's lock)
+    fp.flush()
+    return _Positional(fd)  # type: ignore[return-value]
+
+
+class _Positional:
+    """The ``seek``/``read`` a :class:`Reader` uses, over ``pread`` at a position of its own."""
+
+    __slots__ = ("_fd", "_pos")
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self._pos = fd, 0
+
+    def seek(self, pos: int) -> int:
+        self._pos = pos
+        return pos
+
+    def read(self, n: int) -> bytes:
+        data = os.pread(self._fd, n, self._pos)
+        self._pos += len(data)
+        return data

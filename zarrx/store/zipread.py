@@ -41,7 +41,7 @@ from zarrx.store.zipcheck import (check_counts, check_end_record, check_entries,
 from zarrx.store.zipinflate import (DECOMPRESSORS, MAX_BZIP2_RATIO, MAX_DEFLATE_RATIO,
                                     MAX_LZMA_RATIO, Points, Spills)
 
-__all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
+__all__ = ["open_archive", "checked_entries", "Reader", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
 
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the name
@@ -178,40 +178,6 @@ class _Skipped:
         if self.count > self.SHOWN:
             warnings.warn(f"{self.where}: skipping {self.count - self.SHOWN} more zip entries "
                           f"{self.why}", ZarrUserWarning, stacklevel=4)
-
-
-def positional(fp: BinaryIO) -> BinaryIO:
-    """``fp`` read at explicit offsets (``pread``) where the system has them: the descriptor's
-    file offset, which processes forked with the archive open share, is neither used nor moved,
-    so what one process reads never disturbs another's read. Bytes ``fp`` buffered for writing
-    are flushed first. A file object without a descriptor (``io.BytesIO``, an fsspec file) is
-    read as it is, with ``seek`` and ``read``."""
-    if not hasattr(os, "pread"):
-        return fp
-    try:
-        fd = fp.fileno()
-    except (AttributeError, OSError, ValueError):   # a file object without a descriptor
-        return fp                                   # (read under the store's lock)
-    fp.flush()
-    return _Positional(fd)  # type: ignore[return-value]
-
-
-class _Positional:
-    """The ``seek``/``read`` a :class:`Reader` uses, over ``pread`` at a position of its own."""
-
-    __slots__ = ("_fd", "_pos")
-
-    def __init__(self, fd: int) -> None:
-        self._fd, self._pos = fd, 0
-
-    def seek(self, pos: int) -> int:
-        self._pos = pos
-        return pos
-
-    def read(self, n: int) -> bytes:
-        data = os.pread(self._fd, n, self._pos)
-        self._pos += len(data)
-        return data
 
 
 class Reader:
