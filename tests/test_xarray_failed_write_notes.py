@@ -178,3 +178,29 @@ def test_a_tree_write_failing_at_a_node_says_the_earlier_dask_values_are_not_com
     back = xr.open_datatree(path, engine="zarr", consolidated=False)
     assert np.isnan(back["a"].values).all() and np.isnan(back["c/b"].values).all()
     assert back["c/m"].values.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+class FailingConsolidation(zarrx.store.LocalStore):
+    """A local store whose writes of consolidated metadata (Zarr v2) fail."""
+
+    def set_if(self, key, value, if_generation):
+        if key == ".zmetadata":
+            raise zarrx.StoreError(f"injected failure writing {key}")
+        return super().set_if(key, value, if_generation)
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_a_tree_write_whose_consolidation_fails_says_the_dask_values_are_not_computed(
+        tmp_path, compute):
+    path = tmp_path / "t.zarr"
+    tree = xr.DataTree.from_dict({"/": xr.Dataset({"a": ("x", np.arange(4.0))}),
+                                  "/c": xr.Dataset({"b": ("x", da.arange(4.0, chunks=2))})})
+    with pytest.raises(zarrx.StoreError, match="injected failure") as info:
+        zx.to_zarrx(tree, FailingConsolidation(str(path)), compute=compute, zarr_format=2)
+    assert notes(info) == [
+        "to_zarrx: the DataTree's groups ['/', 'c'] are written but for the values of their "
+        "dask-backed variables {'c': ['b']}, not computed; its consolidated metadata is not; "
+        "write the tree again"]
+    back = xr.open_datatree(path, engine="zarr", consolidated=False)
+    assert back["a"].values.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert np.isnan(back["c/b"].values).all()

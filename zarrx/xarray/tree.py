@@ -74,13 +74,20 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
             writes.append(p.apply(reread=i > 0, defer=pending))
         except BaseException as exc:    # (the store failed: the nodes before it are written
             # but for their dask values, never computed; those after it not at all)
-            lazy = {q.group or "/": names for q in prepared[:i]
-                    if (names := [pl.name for pl in q.plans if _is_dask(pl.data)])}
-            add_note(exc, _tree_state(mode, [q.group or "/" for q in prepared], i, lazy))
+            add_note(exc, _tree_state(mode, [q.group or "/" for q in prepared], i,
+                                      _lazy(prepared[:i])))
             raise
-    root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
-    if consolidated is not False and not rplus:     # the whole hierarchy, from the root
-        consolidate_metadata(root.store)
+    try:
+        root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
+        if consolidated is not False and not rplus:     # the whole hierarchy, from the root
+            consolidate_metadata(root.store)
+    except BaseException as exc:    # (before any dask value computes)
+        lazy = _lazy(prepared)
+        add_note(exc, f"to_zarrx: the DataTree's groups {[q.group or '/' for q in prepared]} "
+                      f"are written" + (f" but for the values of their dask-backed variables "
+                                        f"{lazy}, not computed" if lazy else "")
+                 + "; its consolidated metadata is not; write the tree again")
+        raise
     if compute:
         if pending:
             compute_together(pending, [q.group or "/" for q in prepared])
@@ -108,6 +115,12 @@ def compute_together(pending: list, paths: list[str]) -> None:
                       f"together) failed as they computed; the groups {paths} are written "
                       f"but for those values (see the notes above); write the tree again")
         raise
+
+
+def _lazy(prepared: list) -> dict[str, list[str]]:
+    """The dask-backed variables of the prepared writes ``prepared``, by group."""
+    return {q.group or "/": names for q in prepared
+            if (names := [pl.name for pl in q.plans if _is_dask(pl.data)])}
 
 
 def _all_written(*_: Any) -> None:
