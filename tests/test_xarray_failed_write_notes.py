@@ -204,3 +204,31 @@ def test_a_tree_write_whose_consolidation_fails_says_the_dask_values_are_not_com
     back = xr.open_datatree(path, engine="zarr", consolidated=False)
     assert back["a"].values.tolist() == [0.0, 1.0, 2.0, 3.0]
     assert np.isnan(back["c/b"].values).all()
+
+
+def test_a_failed_tree_compute_stops_every_node_s_writes_before_waiting_for_any(
+        tmp_path, monkeypatch):
+    # the note says no block write started after the failure: while the writes under way of
+    # one node are waited for, those of the other nodes must not start either
+    from zarrx.dask.graph import WriteGate
+    made, started = [], []
+    init, close = WriteGate.__init__, WriteGate.close
+
+    def recorded(self):
+        init(self)
+        made.append(self)
+
+    def closing(self):
+        for other in made:          # a write of another node starting meanwhile
+            if other is not self and other.enter():
+                started.append(other)
+                other.leave()
+        close(self)
+
+    monkeypatch.setattr(WriteGate, "__init__", recorded)
+    monkeypatch.setattr(WriteGate, "close", closing)
+    tree = xr.DataTree.from_dict({"/": xr.Dataset({"v": ("x", failing())}),
+                                  "/b": xr.Dataset({"w": ("x", da.arange(8.0, chunks=2))})})
+    with pytest.raises(Boom):
+        zx.to_zarrx(tree, tmp_path / "t.zarr", chunkmanager_store_kwargs=SYNC)
+    assert len(made) == 2 and started == []

@@ -106,6 +106,8 @@ def compute_together(pending: list, paths: list[str]) -> None:
     try:
         dask.compute(*delayed, **pending[0][0].dask_kwargs)
     except BaseException as exc:
+        for _, _, _, gate in pending:   # every node's first: none starts while one waits
+            gate.stop()
         for _, _, _, gate in pending:
             gate.close()
         for write, grp, writes, gate in pending:
