@@ -75,6 +75,21 @@ def test_arrays_without_dimension_names_raise_what_engine_zarr_raises(tmp_path, 
         assert not isinstance(info.value, KeyError)
 
 
+def test_a_null_array_dimensions_attribute_is_malformed_not_missing(tmp_path):
+    # stored, but as JSON null: a MetadataError only, as other malformed names (engine "zarr"
+    # raises a TypeError, no KeyError); the message as before
+    g = zarrx.open_group(tmp_path / "g.zarr", mode="w", zarr_format=2)
+    g.create_array("a", shape=(3, 2), dtype="f4").attrs["_ARRAY_DIMENSIONS"] = None
+    with pytest.raises(TypeError):
+        xr.open_dataset(tmp_path / "g.zarr", engine="zarr", consolidated=False)
+    for read in (xr.open_dataset, xr.open_datatree, xr.open_groups):
+        with pytest.raises(zarrx.MetadataError) as info:
+            read(tmp_path / "g.zarr", engine=ENGINE)
+        assert not isinstance(info.value, KeyError)
+        assert str(info.value) == ("/a: expected the attribute _ARRAY_DIMENSIONS to list the 2 "
+                                   "dimension names, found None")
+
+
 def test_a_group_that_is_not_a_string_is_refused(tmp_path):
     zarrx.open_group(tmp_path / "g.zarr", mode="w")
     for source in (tmp_path / "g.zarr", zarrx.open_group(tmp_path / "g.zarr", mode="r")):

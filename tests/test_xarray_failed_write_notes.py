@@ -145,3 +145,90 @@ def test_a_failed_tree_write_says_what_each_group_holds(tmp_path):
     assert "the dask-backed variables ['v'] hold the blocks written before" in each[0]
     assert sorted(zarrx.open_group(path, mode="r").group_keys()) == ["c", "d"]
     assert xr.open_zarr(path, group="d").w.values.tolist() == [0, 1, 2]
+
+
+class FailingNodeDocument(zarrx.store.LocalStore):
+    """A local store whose writes of node documents below ``d/`` fail."""
+
+    def set(self, key, value):
+        if key.startswith("d/") and key.rpartition("/")[2] in (
+                "zarr.json", ".zarray", ".zattrs", ".zgroup"):
+            raise zarrx.StoreError(f"injected failure writing {key}")
+        super().set(key, value)
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_a_tree_write_failing_at_a_node_says_the_earlier_dask_values_are_not_computed(
+        tmp_path, compute):
+    # the nodes' dask values compute together once every node is written: a node whose
+    # metadata fails to be stored leaves those of the nodes before it uncomputed (as xarray's
+    # writer does), and the note says so instead of calling those groups written
+    path = tmp_path / "t.zarr"
+    tree = xr.DataTree.from_dict({"/": xr.Dataset({"a": ("x", da.arange(4.0, chunks=2))}),
+                                  "/c": xr.Dataset({"b": ("x", da.arange(4.0, chunks=2)),
+                                                    "m": ("x", np.arange(4.0))}),
+                                  "/d": xr.Dataset({"e": ("x", np.arange(4.0))})})
+    with pytest.raises(zarrx.StoreError, match="injected failure") as info:
+        zx.to_zarrx(tree, FailingNodeDocument(str(path)), compute=compute)
+    assert notes(info) == [
+        "to_zarrx: the DataTree's write failed at the group 'd'; the groups ['/', 'c'] before "
+        "it are written but for the values of their dask-backed variables {'/': ['a'], "
+        "'c': ['b']}, not computed (they hold the fill value, or in arrays stored before, "
+        "their previous values); write the tree again"]
+    back = xr.open_datatree(path, engine="zarr", consolidated=False)
+    assert np.isnan(back["a"].values).all() and np.isnan(back["c/b"].values).all()
+    assert back["c/m"].values.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+class FailingConsolidation(zarrx.store.LocalStore):
+    """A local store whose writes of consolidated metadata (Zarr v2) fail."""
+
+    def set_if(self, key, value, if_generation):
+        if key == ".zmetadata":
+            raise zarrx.StoreError(f"injected failure writing {key}")
+        return super().set_if(key, value, if_generation)
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_a_tree_write_whose_consolidation_fails_says_the_dask_values_are_not_computed(
+        tmp_path, compute):
+    path = tmp_path / "t.zarr"
+    tree = xr.DataTree.from_dict({"/": xr.Dataset({"a": ("x", np.arange(4.0))}),
+                                  "/c": xr.Dataset({"b": ("x", da.arange(4.0, chunks=2))})})
+    with pytest.raises(zarrx.StoreError, match="injected failure") as info:
+        zx.to_zarrx(tree, FailingConsolidation(str(path)), compute=compute, zarr_format=2)
+    assert notes(info) == [
+        "to_zarrx: the DataTree's groups ['/', 'c'] are written but for the values of their "
+        "dask-backed variables {'c': ['b']}, not computed; its consolidated metadata is not; "
+        "write the tree again"]
+    back = xr.open_datatree(path, engine="zarr", consolidated=False)
+    assert back["a"].values.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert np.isnan(back["c/b"].values).all()
+
+
+def test_a_failed_tree_compute_stops_every_node_s_writes_before_waiting_for_any(
+        tmp_path, monkeypatch):
+    # the note says no block write started after the failure: while the writes under way of
+    # one node are waited for, those of the other nodes must not start either
+    from zarrx.dask.graph import WriteGate
+    made, started = [], []
+    init, close = WriteGate.__init__, WriteGate.close
+
+    def recorded(self):
+        init(self)
+        made.append(self)
+
+    def closing(self):
+        for other in made:          # a write of another node starting meanwhile
+            if other is not self and other.enter():
+                started.append(other)
+                other.leave()
+        close(self)
+
+    monkeypatch.setattr(WriteGate, "__init__", recorded)
+    monkeypatch.setattr(WriteGate, "close", closing)
+    tree = xr.DataTree.from_dict({"/": xr.Dataset({"v": ("x", failing())}),
+                                  "/b": xr.Dataset({"w": ("x", da.arange(8.0, chunks=2))})})
+    with pytest.raises(Boom):
+        zx.to_zarrx(tree, tmp_path / "t.zarr", chunkmanager_store_kwargs=SYNC)
+    assert len(made) == 2 and started == []

@@ -253,6 +253,11 @@ class WriteGate:
             self._active -= 1
             self._cond.notify_all()
 
+    def stop(self) -> None:
+        """Let no write start (those under way go on: :meth:`close` waits for them)."""
+        with self._cond:
+            self._closed = True
+
     def close(self) -> None:
         """Let no write start, and wait for those under way."""
         with self._cond:

@@ -187,7 +187,8 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
             dims = [dims]       # (one name, not a list of it, as some writers store it)
         # (xarray's writer stores an integer dimension name as a number, which its engine
         # reads back as that integer)
-        if dims is None:            # (a KeyError too, as engine "zarr" raises)
+        if dims is None and DIMENSION_KEY not in attrs:     # (a KeyError too, as engine
+            # "zarr" raises; an attribute stored as null is malformed: a MetadataError only)
             raise DimensionNamesMissingError(
                 f"{where}: expected {source} to list the {ndim} dimension names, found None")
         if not isinstance(dims, list) or len(dims) != ndim or not all(

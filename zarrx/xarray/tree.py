@@ -12,7 +12,7 @@ from zarrx.api import consolidate_metadata, open_group
 from zarrx.creation import _store, node_path
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.xarray.sources import refuse_replaced_sources
-from zarrx.xarray.write_plan import failed_state
+from zarrx.xarray.write_plan import _is_dask, failed_state
 
 __all__ = ["tree_to_zarrx"]
 
@@ -72,13 +72,22 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
     for i, p in enumerate(prepared):
         try:
             writes.append(p.apply(reread=i > 0, defer=pending))
-        except BaseException as exc:    # (a node's dask values failed as they computed, or
-            # the store failed: the nodes before it are written, those after it not)
-            add_note(exc, _tree_state(mode, [q.group or "/" for q in prepared], i))
+        except BaseException as exc:    # (the store failed: the nodes before it are written
+            # but for their dask values, never computed; those after it not at all)
+            add_note(exc, _tree_state(mode, [q.group or "/" for q in prepared], i,
+                                      _lazy(prepared[:i])))
             raise
-    root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
-    if consolidated is not False and not rplus:     # the whole hierarchy, from the root
-        consolidate_metadata(root.store)
+    try:
+        root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
+        if consolidated is not False and not rplus:     # the whole hierarchy, from the root
+            consolidate_metadata(root.store)
+    except BaseException as exc:    # (before any dask value computes)
+        lazy = _lazy(prepared)
+        add_note(exc, f"to_zarrx: the DataTree's groups {[q.group or '/' for q in prepared]} "
+                      f"are written" + (f" but for the values of their dask-backed variables "
+                                        f"{lazy}, not computed" if lazy else "")
+                 + "; its consolidated metadata is not; write the tree again")
+        raise
     if compute:
         if pending:
             compute_together(pending, [q.group or "/" for q in prepared])
@@ -97,6 +106,8 @@ def compute_together(pending: list, paths: list[str]) -> None:
     try:
         dask.compute(*delayed, **pending[0][0].dask_kwargs)
     except BaseException as exc:
+        for _, _, _, gate in pending:   # every node's first: none starts while one waits
+            gate.stop()
         for _, _, _, gate in pending:
             gate.close()
         for write, grp, writes, gate in pending:
@@ -108,17 +119,30 @@ def compute_together(pending: list, paths: list[str]) -> None:
         raise
 
 
+def _lazy(prepared: list) -> dict[str, list[str]]:
+    """The dask-backed variables of the prepared writes ``prepared``, by group."""
+    return {q.group or "/": names for q in prepared
+            if (names := [pl.name for pl in q.plans if _is_dask(pl.data)])}
+
+
 def _all_written(*_: Any) -> None:
     return None
 
 
-def _tree_state(mode: str | None, paths: list[str], failed: int) -> str:
+def _tree_state(mode: str | None, paths: list[str], failed: int,
+                lazy: dict[str, list[str]]) -> str:
     """What the store holds once the write of the node at ``paths[failed]`` failed: the nodes
-    are written one after the other (``paths``: their groups, in that order)."""
+    are written one after the other (``paths``: their groups, in that order), and the
+    dask-backed variables of those before it (``lazy``: by group) were to be computed once
+    all were written, so they were not."""
     done, left = paths[:failed], paths[failed + 1:]
     said = f"to_zarrx: the DataTree's write failed at the group {paths[failed]!r}"
     if done:
         said += f"; the groups {done} before it are written"
+        if lazy:
+            said += (f" but for the values of their dask-backed variables {lazy}, not "
+                     f"computed (they hold the fill value, or in arrays stored before, "
+                     f"their previous values)")
     if left:
         said += f"; the groups {left} after it are not" + \
             (" (mode 'w' replaced the whole tree first: they are missing)" if mode == "w"
