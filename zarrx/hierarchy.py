@@ -3,7 +3,7 @@
 before anything is written; the implicit groups above the nodes are created too."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from zarrx import config
@@ -49,14 +49,30 @@ def _check_codecs(meta: ArrayMeta, path: str) -> None:
     codec_plan(meta, shape, path)
 
 
+def _sorted_below(paths: Collection[str], keys: list[str]) -> dict[str, list[str]]:
+    """The ``keys`` below each of ``paths`` (none below another), in their order."""
+    below: dict[str, list[str]] = {path: [] for path in paths}
+    for key in keys:
+        node = key
+        while "/" in node:
+            node = node.rpartition("/")[0]
+            if node in below:
+                below[node].append(key)
+                break
+    return below
+
+
 def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool = False,
-                    group: str | None = None, zarr_format: int | None = None
+                    group: str | None = None, zarr_format: int | None = None,
+                    keys_below: list[str] | None = None
                     ) -> list[tuple[str, ArrayMeta | GroupMeta]]:
     """Write every node of ``nodes_in`` (path -> metadata) and the missing groups above them,
     parents first; returns ``(path, metadata)`` of each node written. With ``group`` (the
     path of an existing group of Zarr format ``zarr_format``), the paths are below that group
     and the nodes must have its format. The nodes hold one Zarr format; an existing node is an
-    error unless ``overwrite``."""
+    error unless ``overwrite``. ``keys_below`` (with ``overwrite`` and ``group``): every key
+    below ``group``, from one listing of it, which says what is below each node replaced
+    (each is listed otherwise)."""
     if not isinstance(nodes_in, Mapping):
         raise ArgumentTypeError(f"create_hierarchy: nodes: expected a mapping of paths to "
                                 f"metadata, found {type(nodes_in).__name__}")
@@ -114,8 +130,10 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     # the new nodes' entries (unless a node carries consolidated metadata, which lists those
     # below it: then the delete settles them, and each node is written alone)
     alone = any(isinstance(m, GroupMeta) and m.consolidated is not None for m in metas.values())
-    pending = nodes.delete_nodes(st, sorted(replaced), found.documents(), settle=alone) \
-        if replaced else None
+    listed = None if keys_below is None or group is None or not all(replaced) else \
+        _sorted_below(replaced, keys_below)
+    pending = nodes.delete_nodes(st, sorted(replaced), found.documents(), settle=alone,
+                                 below=listed) if replaced else None
     for path in metas if replaced else ():
         above = path.rpartition("/")[0]
         while above and above not in metas and _inside(above, replaced):

@@ -392,10 +392,11 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
 
 
 def delete_nodes(store: Store, paths: Sequence[str], known: Mapping[str, Any] | None = None,
-                 settle: bool = True) -> Replaced:
+                 settle: bool = True, below: Mapping[str, list[str]] | None = None) -> Replaced:
     """:func:`delete_node` of each of ``paths`` (none below another), editing each consolidated
     document listing them once before any object goes and once after (unless not ``settle``:
-    then by :func:`save_nodes` given what this returns, as nodes are written there next)."""
+    then by :func:`save_nodes` given what this returns, as nodes are written there next).
+    ``below``: the keys below each path, as the caller listed them (else each is listed)."""
     named = [p for p in paths if p]
 
     def rels(group: str) -> list[str]:
@@ -404,7 +405,8 @@ def delete_nodes(store: Store, paths: Sequence[str], known: Mapping[str, Any] | 
     # a reader ignoring the pending list (zarr-python) never reads a removed array as fill values
     marked = _edit_all(store, _covering(store, named, (3, 2), known=known),
                        lambda group: dropping(rels(group))) if named else []
-    listed = {path: list(store.list_prefix(path + "/" if path else "")) for path in paths}
+    listed = {path: list(store.list_prefix(path + "/" if path else "")) if below is None
+              else list(below[path]) for path in paths}
     # objects named against the store's key rules by another tool (a control character, bytes
     # that are not UTF-8) are no node's: only the prefix delete at the end may name them, on
     # a store whose prefix deletes remove them; on another, nothing is deleted (the entries

@@ -302,17 +302,22 @@ def claim_rows(grp: Group, plans: list[Plan], dim: str) -> Claim | None:
     return Claim(grown)
 
 
-def create_arrays(grp: Group, plans: list[Plan]) -> None:
+def create_arrays(grp: Group, plans: list[Plan], new_group: bool = False) -> None:
     """Create the arrays of the ``plans`` that make one (replacing whatever is at their
     places) in ``grp``, together: their places are read in one batch, and each consolidated
     document listing them is edited a fixed number of times, however many there are (see
     :func:`~zarrx.hierarchy.write_hierarchy`), not four times an array. Each plan's
-    ``target`` is then its new array."""
+    ``target`` is then its new array. ``new_group``: ``grp`` was just created (or replaced),
+    so it holds little: what is at the arrays' places is found by one listing of it, not one
+    listing per array."""
     made = [(p, p.made) for p in plans if p.create is not None and p.made is not None]
     if not made:
         return
+    keys = list(grp.store.list_prefix(grp.path + "/" if grp.path else "")) if new_group \
+        else None
     written = dict(write_hierarchy(grp.store, {p.name: m.metadata for p, m in made},
-                                   overwrite=True, group=grp.path, zarr_format=grp.zarr_format))
+                                   overwrite=True, group=grp.path, zarr_format=grp.zarr_format,
+                                   keys_below=keys))
     grp._forget_consolidated()
     for plan, scratch in made:
         path = join(grp.path, plan.name)

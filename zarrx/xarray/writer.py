@@ -307,7 +307,7 @@ class PreparedWrite:
         if mode in ("w", "w-", "a", "a-"):
             grp.attrs.put(self.attrs)
         # the new variables' arrays, all together (their names hold no "/": check_name)
-        create_arrays(grp, self.plans)
+        create_arrays(grp, self.plans, new_group=mode in ("w", "w-"))
         writes = [apply_plan(grp, plan, gate) for plan in self.plans]
         delayed = [w for w in writes if w is not None]
         if self.consolidated is not False and mode != "r+":
