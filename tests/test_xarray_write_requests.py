@@ -52,3 +52,47 @@ def test_replacing_a_sub_group_deletes_what_was_below_each_array(fmt):
         back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint, group=group,
                                consolidated=False).load()
         xr.testing.assert_identical(back, _ds(n))
+
+
+def _doc_reads(store: CountingStore, fmt: int, names: list[str]) -> dict[str, int]:
+    doc = ".zarray" if fmt == 2 else "zarr.json"
+    return {name: store.gets_by_key[f"{name}/{doc}"] for name in names}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("how", ["r+", "region", "auto"])
+def test_a_stored_array_s_metadata_is_read_once(fmt, how):
+    """Writing into stored variables (mode "r+", a region) reads each array's metadata once,
+    when the group is listed: the checks of the stored variable, the plan of its write and
+    the write share that handle (before: read again by each, 4 times in all)."""
+    inner = MemoryStore()
+    _ds(5).zarrx.to_zarrx(inner, zarr_format=fmt)
+    store = CountingStore(inner)
+    new = _ds(5) + 1
+    if how == "r+":
+        new.drop_vars("x").zarrx.to_zarrx(store, mode="r+")
+    elif how == "region":
+        new.isel(x=slice(1, 2)).drop_vars("x").zarrx.to_zarrx(store, region={"x": slice(1, 2)})
+    else:
+        new.isel(x=slice(1, 2)).zarrx.to_zarrx(store, region="auto")
+    names = [f"v{i}" for i in range(5)]
+    assert _doc_reads(store, fmt, names + ["x"]) == dict.fromkeys(names + ["x"], 1)
+    back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint).load()
+    assert back.v4.values.tolist() == ([5.0, 6.0, 7.0] if how == "r+" else [4.0, 6.0, 6.0])
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_an_append_reads_the_metadata_once_then_grows_each_array(fmt):
+    """An append reads each array's metadata once to check and plan it, then once more as it
+    grows it (the conditional update of its shape, so that another writer's append is never
+    lost); before, 5 reads of each."""
+    inner = MemoryStore()
+    _ds(5).zarrx.to_zarrx(inner, zarr_format=fmt, consolidated=False)
+    store = CountingStore(inner)
+    _ds(5, start=3).zarrx.to_zarrx(store, append_dim="x", consolidated=False)
+    names = [f"v{i}" for i in range(5)]
+    reads = _doc_reads(store, fmt, names + ["x"])
+    assert reads == {**dict.fromkeys(names, 2), "x": 2}
+    back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint, consolidated=False).load()
+    assert back.x.values.tolist() == list(range(6))
+    assert back.v4.values.tolist() == [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]

@@ -3,17 +3,20 @@ write would otherwise find only once the group is replaced or its variables writ
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from typing import Any
 
 from zarrx.api import open_group
 from zarrx.creation import Ancestors, node_path
-from zarrx.errors import ContainsGroupError, NodeExistsError
+from zarrx.errors import ArgumentError, ContainsGroupError, MetadataError, NodeExistsError
 from zarrx.group import Group
 from zarrx.metadata.model import GroupMeta
 from zarrx.metadata.nodes import join
 from zarrx.store import MemoryStore
+from zarrx.xarray.backend import dims_and_attrs
 
-__all__ = ["check_group_document", "refuse_replaced_groups", "refuse_existing", "stored_node"]
+__all__ = ["check_group_document", "refuse_replaced_groups", "refuse_existing", "stored_node",
+           "lengths_after", "check_new_variable"]
 
 
 def check_group_document(attrs: dict, fmt: int) -> None:
@@ -63,3 +66,33 @@ def refuse_existing(store: Any, group: str | None, storage_options: dict | None,
     if stored_node(store, path, kw) is not None:
         raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
                               f"use mode='w' to replace or mode='a' to add)")
+
+
+def lengths_after(metas: list, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
+    """The length of each dimension of the stored group once the write is done: the longest
+    stored array's (arrays still growing under another writer's append are shorter), and
+    along ``append_dim`` with the appended rows. Arrays naming no dimensions are left out."""
+    lengths: dict[str, int] = {}
+    for name, meta in metas:
+        try:
+            dims, _ = dims_and_attrs(meta, name)
+        except MetadataError:
+            continue                        # not an xarray variable: it has no say
+        for dim, n in zip(dims, meta.shape):
+            lengths[dim] = max(n, lengths.get(dim, 0))
+    if append_dim is not None and str(append_dim) in lengths:
+        lengths[str(append_dim)] += ds.sizes[append_dim]
+    return lengths
+
+
+def check_new_variable(name: str, var: Any, lengths: dict[str, int]) -> None:
+    """A variable added to a stored group (modes ``a``, ``a-``) has the group's length along
+    each stored dimension: another length would make the group unreadable (xarray takes one
+    length per dimension), as a new variable given only the appended rows or a region would."""
+    for dim, n in zip(var.dims, var.shape):
+        want = lengths.get(str(dim))
+        if want is not None and n != want:
+            raise ArgumentError(f"to_zarrx: variable {name!r} is not stored yet and has {n} "
+                                f"elements along {dim!r}, but the stored group's {dim!r} has "
+                                f"{want} once written; write the whole variable with mode='a' "
+                                f"(no append_dim or region)")

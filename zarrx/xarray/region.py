@@ -2,7 +2,7 @@
 stored variable's own CF encoding, so appended times keep their units and calendar)."""
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -20,10 +20,11 @@ CF_KEYS = ("dtype", "_FillValue", "missing_value", "scale_factor", "add_offset",
            "calendar", "_Encoding", "_Unsigned")
 
 
-def _decoded(grp: Group, name: str) -> Any:
+def _decoded(grp: Group, name: str, arr: Array | Group | None = None) -> Any:
+    """The stored variable ``name`` decoded (``arr``: its array, when opened already)."""
     from xarray import conventions
 
-    arr = grp[name]
+    arr = grp[name] if arr is None else arr
     if not isinstance(arr, Array):
         raise ZarrError(f"to_zarrx: {name!r} in {grp.name!r} is a group, not a variable")
     raw = ZarrxDataStore(grp).open_variable(name, arr.metadata)
@@ -40,11 +41,11 @@ def stored_sizes(grp: Group, growing: str | None = None,
     return ZarrxDataStore(grp, arrays=arrays).get_dimensions(growing)
 
 
-def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str],
+def resolve_region(ds: Any, grp: Group, region: Any, existing: Mapping[str, Array],
                    arrays: list | None = None) -> dict[str, slice]:
     """``region`` as ``{dim: slice(start, stop)}`` in the stored arrays, ``"auto"`` entries
-    located through the dimension's index coordinate. ``arrays``: the group's arrays
-    (:func:`array_metas`), when listed already."""
+    located through the dimension's index coordinate. ``existing``: the stored arrays by name;
+    ``arrays``: the group's arrays (:func:`array_metas`), when listed already."""
     if region == "auto":
         region = {d: "auto" for d in ds.dims}
     if not isinstance(region, dict):
@@ -81,7 +82,7 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str],
     return out
 
 
-def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
+def _locate(ds: Any, grp: Group, dim: str, existing: Mapping[str, Array]) -> slice:
     """Where the dataset's ``dim`` coordinate values sit in the stored coordinate."""
     if dim not in ds.indexes:
         return slice(0, ds.sizes[dim])
@@ -90,7 +91,7 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
                             f"the stored group {grp.name!r}")
     import pandas as pd
 
-    stored = pd.Index(np.asarray(_decoded(grp, dim).values))
+    stored = pd.Index(np.asarray(_decoded(grp, dim, existing[dim]).values))
     want = ds.indexes[dim]
     if not stored.is_unique:        # (pandas cannot locate labels in it)
         twice = stored[stored.duplicated()][0]
@@ -200,10 +201,11 @@ def _cut(name: str, given: np.dtype, stored: np.dtype) -> ArgumentError:
 
 
 def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | None,
-                      slices: dict) -> Any:
-    """``var`` made ready to write into the stored variable ``name``: same dimension order,
-    the stored CF encoding (units, calendar, dtype, fill value, scale), matching sizes."""
-    stored = _decoded(grp, name)
+                      slices: dict, arr: Array | None = None) -> Any:
+    """``var`` made ready to write into the stored variable ``name`` (``arr``: its array, when
+    opened already): same dimension order, the stored CF encoding (units, calendar, dtype,
+    fill value, scale), matching sizes."""
+    stored = _decoded(grp, name, arr)
     if set(var.dims) != set(stored.dims):
         raise ArgumentError(f"to_zarrx: variable {name!r} has dimensions {var.dims}, but the "
                             f"stored one has {stored.dims}")

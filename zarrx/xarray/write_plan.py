@@ -31,7 +31,7 @@ from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_
 from zarrx.xarray.region import check_packed, check_width
 from zarrx.xarray.time_values import cf_refused, check_encoded_times, check_times
 
-__all__ = ["Plan", "plan_variable", "claim_rows", "create_arrays", "apply_plan", "CF_KEYS",
+__all__ = ["Plan", "plan_variable", "stored_arrays", "claim_rows", "create_arrays", "apply_plan", "CF_KEYS",
            "Claim", "failed_state"]
 
 #: the encoding keys xarray's CF coders take
@@ -44,7 +44,8 @@ class Plan:
     """One variable's write, checked and encoded: the array to create (``create``, the
     arguments of ``create_array``) or the stored array's new shape (``grow``, on append), and
     the values for ``selection``. ``made``: the array to create, as made on a scratch store
-    (its metadata and its handle's settings)."""
+    (its metadata and its handle's settings); ``stored``: the stored array written into, as
+    :func:`stored_arrays` opened it."""
     name: str
     data: Any
     selection: tuple
@@ -54,6 +55,7 @@ class Plan:
     target: Array | None = None
     write_empty: bool | None = None
     made: Array | None = None
+    stored: Array | None = None
 
 
 def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
@@ -118,9 +120,21 @@ def _check_text_fill(var: Any, dtype: Any, data: Any, where: str) -> None:
                                     f"{var.dtype}), found bytes {value!r}")
 
 
+def stored_arrays(grp: Group | None, metas: list) -> dict[str, Array]:
+    """The arrays of ``grp`` listed with their metadata (``metas``, from
+    :func:`~zarrx.xarray.backend.array_metas`), by name: the write's checks, plans and writes
+    share these handles, so each array's metadata is read once per write (growing an array
+    reads its stored shape again, conditionally: see :func:`claim_rows`)."""
+    if grp is None:
+        return {}
+    return {name: grp._wrap(join(grp.path, name), meta)  # type: ignore[misc]
+            for name, meta in metas}
+
+
 def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    append_dim: Hashable | None, slices: dict,
-                   write_empty: bool | None, given: bool = False) -> Plan:
+                   write_empty: bool | None, given: bool = False,
+                   stored: Array | None = None) -> Plan:
     where = f"to_zarrx: variable {name!r}"
     if is_new:      # (before xarray's coders cast them; dask values block by block)
         _check_time_dtype(var, name)
@@ -134,7 +148,7 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     attrs = dict(encoded.attrs)
     dims = tuple(str(d) for d in encoded.dims)
     if not is_new:
-        arr = grp[name]
+        arr = grp[name] if stored is None else stored
         assert isinstance(arr, Array)
         selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
         axis = dims.index(str(append_dim)) if grow is not None else None
@@ -142,7 +156,7 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
             arr._check_regular_grid("append to")
             check_zero_chunks(arr.metadata, grow, arr.name)
         return Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
-                     write_empty=write_empty)
+                     write_empty=write_empty, stored=arr)
     check_encoded_times(var, encoded, name)
     _check_text_fill(var, dtype, data, where)
     if encoded.dtype.kind in "OT" and _is_dask(encoded.data) and not _is_dask(data):
@@ -342,7 +356,7 @@ def _stored_array(grp: Group, plan: Plan) -> Array:
     """The stored array ``plan`` writes into, storing chunks that hold only the fill value as
     the write's ``write_empty_chunks`` says (when given: it is a setting of the write, not of
     the array)."""
-    arr = grp[plan.name]
+    arr = grp[plan.name] if plan.stored is None else plan.stored
     assert isinstance(arr, Array)
     if plan.write_empty is None:
         return arr

@@ -31,12 +31,13 @@ from zarrx.store.inputs import home_expanded
 from zarrx.xarray.backend import ZarrxDataStore, array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
-from zarrx.xarray.group_checks import (check_group_document, refuse_existing,
-                                       refuse_replaced_groups, stored_node)
+from zarrx.xarray.group_checks import (check_group_document, check_new_variable,
+                                       lengths_after, refuse_existing, refuse_replaced_groups,
+                                       stored_node)
 from zarrx.xarray.region import existing_variable, resolve_region
 from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import (CF_KEYS, apply_plan, claim_rows, create_arrays,
-                                     failed_state, plan_variable)
+                                     failed_state, plan_variable, stored_arrays)
 from zarrx.xarray.zip_target import write_zip, zip_archive
 
 __all__ = ["to_zarrx", "prepare_write", "PreparedWrite"]
@@ -209,7 +210,7 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
         open_group(grp.store, mode="r", use_consolidated=True, _what="to_zarrx")
     # the stored arrays, listed once for every check below (nothing changes until apply)
     metas = [] if grp is None else array_metas(grp)
-    existing = {name for name, _ in metas}
+    existing = stored_arrays(grp, metas)      # (each array's metadata read once: by the listing)
     if mode in ("a", "a-", "r+"):
         for name in encoding:
             if array_name(name) in existing:
@@ -227,7 +228,7 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
     # Everything is checked and encoded before the store changes, so a refused write (a size
     # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
     plans = []
-    lengths = None if grp is None or mode == "w" else _lengths_after(metas, ds, append_dim)
+    lengths = None if grp is None or mode == "w" else lengths_after(metas, ds, append_dim)
     for name, var in variables.items():
         key = array_name(name)
         is_new = mode == "w" or key not in existing
@@ -239,14 +240,15 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
                 and append_dim not in var.dims:
             continue
         if not is_new:
-            var = existing_variable(grp, key, var, append_dim, slices)
+            var = existing_variable(grp, key, var, append_dim, slices, existing[key])
         elif lengths is not None:
-            _check_new_variable(key, var, lengths)
+            check_new_variable(key, var, lengths)
         if is_new and name in encoding:
             var = var.copy(deep=False)
             var.encoding = dict(encoding[name])
         plans.append(plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
-                                    write_empty_chunks, given=is_new and name in encoding))
+                                    write_empty_chunks, given=is_new and name in encoding,
+                                    stored=existing.get(key)))
     if grp is not None:
         refuse_replaced_groups(grp, [p.name for p in plans if p.create is not None])
     return PreparedWrite(store=store, mode=mode, group=group, fmt=fmt, found=found, grp=grp,
@@ -455,36 +457,6 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, metas: list) -> None:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r}: the stored variables {left} along "
                             f"{dim!r} are not in the dataset; appending without them would "
                             f"leave them shorter and the group unreadable (append them too)")
-
-
-def _lengths_after(metas: list, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
-    """The length of each dimension of the stored group once the write is done: the longest
-    stored array's (arrays still growing under another writer's append are shorter), and
-    along ``append_dim`` with the appended rows. Arrays naming no dimensions are left out."""
-    lengths: dict[str, int] = {}
-    for name, meta in metas:
-        try:
-            dims, _ = dims_and_attrs(meta, name)
-        except MetadataError:
-            continue                        # not an xarray variable: it has no say
-        for dim, n in zip(dims, meta.shape):
-            lengths[dim] = max(n, lengths.get(dim, 0))
-    if append_dim is not None and str(append_dim) in lengths:
-        lengths[str(append_dim)] += ds.sizes[append_dim]
-    return lengths
-
-
-def _check_new_variable(name: str, var: Any, lengths: dict[str, int]) -> None:
-    """A variable added to a stored group (modes ``a``, ``a-``) has the group's length along
-    each stored dimension: another length would make the group unreadable (xarray takes one
-    length per dimension), as a new variable given only the appended rows or a region would."""
-    for dim, n in zip(var.dims, var.shape):
-        want = lengths.get(str(dim))
-        if want is not None and n != want:
-            raise ArgumentError(f"to_zarrx: variable {name!r} is not stored yet and has {n} "
-                                f"elements along {dim!r}, but the stored group's {dim!r} has "
-                                f"{want} once written; write the whole variable with mode='a' "
-                                f"(no append_dim or region)")
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
