@@ -56,6 +56,7 @@ from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolida
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.consolidate import consolidate
+from zarrx.metadata.in_step_held import held as together
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.metadata.node_copy import NODE_KEYS, copy_below
 from zarrx.metadata.node_write import write_documents
@@ -209,6 +210,8 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
     ``zarr.json`` is its consolidated document itself: the group's own writes keep its
     entries. ``known``: documents just read (see :func:`_covering`). ``replaced``: subtrees
     pending in the documents given (:func:`delete_nodes`), settled with the nodes' entries."""
+    if together(store, paths):      # (kept in step by an enclosing in_step_together)
+        return write()
     tops, held = replaced or ((), ())
     top_set = set(tops)
     if zarr_format == 3 and not any(paths) and not held:

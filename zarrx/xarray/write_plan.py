@@ -20,6 +20,7 @@ from zarrx.errors import (ArgumentError, ArgumentNotImplementedError, ArgumentTy
                           ZarrError)
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
+from zarrx.metadata.in_step_batch import in_step_together
 from zarrx.metadata.nodes import join
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import variable_element
@@ -287,6 +288,13 @@ def claim_rows(grp: Group, plans: list[Plan], dim: str) -> Claim | None:
     growing = [p for p in plans if p.grow is not None]
     if not growing:
         return None
+    # the consolidated documents listing the arrays list them as pending once, before the
+    # first grows, and take their new shapes once, after the last (not twice an array)
+    return in_step_together(grp.store, [join(grp.path, p.name) for p in growing],
+                            grp.zarr_format, lambda: _claim(grp, growing, dim))
+
+
+def _claim(grp: Group, growing: list[Plan], dim: str) -> Claim:
     claim = min(growing, key=lambda p: (p.name != dim, p.name))
     arr = _stored_array(grp, claim)
     assert isinstance(arr, Array) and claim.axis is not None
