@@ -96,3 +96,20 @@ def test_an_append_reads_the_metadata_once_then_grows_each_array(fmt):
     back = xr.open_dataset(inner, engine=ZarrxBackendEntrypoint, consolidated=False).load()
     assert back.x.values.tolist() == list(range(6))
     assert back.v4.values.tolist() == [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+
+
+@pytest.mark.skipif(not hasattr(xr, "DataTree"), reason="this xarray has no DataTree")
+@pytest.mark.parametrize("mode", ["w", "w-"])
+@pytest.mark.parametrize("n", [2, 20])
+def test_a_tree_s_new_groups_are_listed_a_fixed_number_of_times(mode, n):
+    """Each group of a DataTree written in mode "w" or "w-" is listed for its new arrays'
+    places once (before: once per array: 97 listings for 3 groups of 31 arrays)."""
+    tree = xr.DataTree.from_dict({"/": _ds(n), "/a": _ds(n), "/a/b": _ds(n)})
+    inner = MemoryStore()
+    if mode == "w":
+        tree.zarrx.to_zarrx(inner)
+    store = CountingStore(inner)
+    tree.zarrx.to_zarrx(store, mode=mode)
+    assert store.counts["list"] == 9
+    back = xr.open_datatree(inner, engine=ZarrxBackendEntrypoint).load()
+    xr.testing.assert_identical(back, tree)
