@@ -68,7 +68,7 @@ SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tes
 	tests/store/test_batch_methods.py tests/test_local_batch_concurrency.py tests/test_store_subclass_batches.py \
 	tests/test_local_shard_kernel.py tests/test_local_shard_hostile.py tests/test_point_writes.py \
 	tests/test_filter_partial_writes.py tests/test_local_shard_buffers.py tests/test_memory_shard_kernel.py \
-	tests/test_shard_kernel_random_hostile.py
+	tests/test_shard_kernel_random_hostile.py tests/test_shard_pack_kernel.py
 # A huge allocation fails as it does without ASan (allocator_may_return_null: a MemoryError the
 # library turns into its own error, not an abort). pytest captures stderr, where a report of a
 # process the sanitizers stop would be lost with it: reports go to build/sanitize/ and are

@@ -99,9 +99,11 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
         objs = list(itertools.product(*[range(a // s, -(-b // s))
                                         for (a, b), s in zip(box, shard)]))
         whole = [all(f <= o < e for o, f, e in zip(obj, first, stop)) for obj in objs]
+        axes = shard_box.Axes(io, box)                  # made once for every shard in part
     else:
         objs = list(itertools.product(*[range(f, e) for f, e in zip(first, stop)]))
         whole = [True] * len(objs)
+        axes = None
     fill = None if io.write_empty_chunks else io.fill_bytes
     start = [a for a, _ in box]
     src = value.reshape([b - a for a, b in box])         # only axes of one cell differ: a view
@@ -127,7 +129,7 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
         None when it is the general path's or was committed here."""
         obj = objs[i]
         if not whole[i]:
-            got = shard_box.in_part(io, src, box, obj, fill, parallel)
+            got = shard_box.in_part(io, src, box, obj, fill, parallel, axes)
             if got is None:
                 return None                             # a chunk's error, to locate
             made = i, obj, got[0], None, got[1]

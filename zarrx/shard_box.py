@@ -19,7 +19,7 @@ import numpy as np
 from zarrx import _pool, shard_merge
 from zarrx.chunk_io import ArrayIO, _located
 from zarrx.chunk_write import _encode_one, _outside_units, encode_views
-from zarrx.errors import ZarrError
+from zarrx.errors import StoreError, ZarrError
 from zarrx.indexing import ChunkProjection
 from zarrx.store.chunks import PARTIAL
 
@@ -30,40 +30,67 @@ __all__ = ["ENABLED", "in_part"]
 ENABLED = True
 
 
+class Axes:
+    """What :func:`in_part` needs of a write's box, worked out once for all the shards it
+    touches: per axis, for each shard position along it (``o``), the chunks the box covers
+    whole (a range), their cells in the box (slices), the edge chunks (``(k, chunk slice,
+    value slice, full)``: one or two at most) and whether the shard reaches past the array's
+    end; and whether the edge chunks may be merged together (:func:`shard_merge.mergeable`)."""
+
+    __slots__ = ("per_axis", "mergeable")
+
+    def __init__(self, io: ArrayIO, box: list[tuple[int, int]]) -> None:
+        chunk, ratio, size = io.chunk_shape, io.object_ratio, io.meta.shape
+        self.per_axis: list[dict[int, tuple[range, list[slice], list[tuple], bool]]] = []
+        for r, c, (a, b), n in zip(ratio, chunk, box, size):           # type: ignore[arg-type]
+            along = {}
+            for o in range(a // (c * r), -(-b // (c * r))):
+                k0, k1 = max(o * r, a // c), min(o * r + r, (b - 1) // c + 1)
+                i0 = max(k0, -(-a // c))
+                i1 = max(i0, min(k1, b // c))   # (b <= n: a chunk past the array's end: an edge)
+                outs = []
+                for k in [*range(k0, min(i0, k1)), *range(max(i1, k0), k1)]:
+                    lo, hi, end = max(a, k * c), min(b, k * c + c), min(k * c + c, n)
+                    outs.append((k, slice(lo - k * c, hi - k * c), slice(lo - a, hi - a),
+                                 lo == k * c and hi == end))
+                along[o] = (range(i0, i1), [slice(k * c - a, k * c + c - a)
+                                            for k in range(i0, i1)],
+                            outs, o * r + r > -(-n // c))
+            self.per_axis.append(along)
+        self.mergeable = shard_merge.mergeable(io)
+
+
 def in_part(io: ArrayIO, src: np.ndarray, box: list[tuple[int, int]], obj: tuple[int, ...],
-            raw_fill: bytes | None, parallel: bool) -> tuple[list, Any, bool] | None:
+            raw_fill: bytes | None, parallel: bool, axes: Axes | None = None
+            ) -> tuple[list, Any, bool] | None:
     """The items and ``finish`` of ``io.source.commit`` for the stored object ``obj`` (a
     shard of small chunks a write :func:`zarrx.chunk_write._batches` takes), which the box
     ``box`` of cells covers in part, its cells being ``src`` (of the box's shape), and whether
     a chunk is merged with what is stored (covered in part). None when a chunk it covers whole
-    does not encode (``write_from`` then words the error)."""
-    chunk, ratio, size = io.chunk_shape, io.object_ratio, io.meta.shape
-    inner: list[range] = []                 # per axis: the chunks the box covers whole
-    edge: list[list[tuple]] = []            # and the others: (k, chunk slice, value slice, full)
-    past = False                            # whether the shard reaches past the array's end
-    for o, r, c, (a, b), n in zip(obj, ratio, chunk, box, size):       # type: ignore[arg-type]
-        past = past or o * r + r > -(-n // c)
-        k0, k1 = max(o * r, a // c), min(o * r + r, (b - 1) // c + 1)
-        i0 = max(k0, -(-a // c))
-        i1 = max(i0, min(k1, b // c))       # (b <= n: a chunk past the array's end is an edge)
-        outs = []
-        for k in [*range(k0, min(i0, k1)), *range(max(i1, k0), k1)]:   # one or two at most
-            lo, hi, end = max(a, k * c), min(b, k * c + c), min(k * c + c, n)
-            outs.append((k, slice(lo - k * c, hi - k * c), slice(lo - a, hi - a),
-                         lo == k * c and hi == end))
-        inner.append(range(i0, i1))
-        edge.append(outs)
+    does not encode (``write_from`` then words the error). ``axes``: the write's
+    :class:`Axes` (made here when not given)."""
+    chunk = io.chunk_shape
+    if axes is None:
+        axes = Axes(io, box)
+    per = [along[o] for along, o in zip(axes.per_axis, obj)]
+    inner = [p[0] for p in per]             # per axis: the chunks the box covers whole
+    edge = [p[2] for p in per]              # and the others: (k, chunk slice, value slice, full)
+    past = any([p[3] for p in per])         # whether the shard reaches past the array's end
     coords = list(itertools.product(*inner))
     made: list = []
     if coords:
-        cuts = [[slice(k * c - a, k * c + c - a) for k in ks]
-                for ks, c, (a, _) in zip(inner, chunk, box)]   # type: ignore[arg-type]
-        views = [src[sel] for sel in itertools.product(*cuts)]
+        views = [src[sel] for sel in itertools.product(*[p[1] for p in per])]
         made = _encoded(io, views, raw_fill, parallel)         # type: ignore[assignment]
         if made is None:
             return None
-    projs = _edge_projections(inner, edge, chunk, box)          # type: ignore[arg-type]
+    projs = _edge_projections(inner, edge, chunk, box) \
+        if any(edge) else []                                    # type: ignore[arg-type]
     shape = io.chunk_shape
+    if not projs:                           # every chunk covered whole: nothing to merge
+        items = list(zip(coords, made))
+        if past and len(items) < io.units_per_object:
+            items += [(c, None) for c in _outside_units(io, obj, coords)]
+        return items, _unused, False
     items = [(p.coords, PARTIAL) for p in projs]
     borders = [j for j, p in enumerate(projs) if p.full]
     for j in borders:                       # a border chunk: cells past the array's end fill
@@ -85,10 +112,15 @@ def in_part(io: ArrayIO, src: np.ndarray, box: list[tuple[int, int]], obj: tuple
         except (ZarrError, MemoryError) as exc:
             raise _located(exc, io, p.coords, shape)
 
-    if shard_merge.mergeable(io):
+    if axes.mergeable:
         finish.many = lambda js, buf, starts, lengths: shard_merge.merge_many(  # type: ignore
             io, [projs[j] for j in js], buf, starts, lengths, src)
     return items, finish, len(borders) < len(projs)
+
+
+def _unused(j: int, old: Any) -> Any:
+    """The ``finish`` of a shard whose every chunk's new bytes are given."""
+    raise StoreError("a shard write covering its chunks whole asked for an old chunk")
 
 
 def _encoded(io: ArrayIO, views: list[np.ndarray], raw_fill: bytes | None,

@@ -227,6 +227,68 @@ def encode_index(entries, int n_crc, bint big_endian=False, word_at=None):
     return bytes(out)
 
 
+
+def pack_entries(Py_ssize_t n, dict values, kept_entries, kept_bytes, uint64_t base):
+    """The entries and the parts of a shard of ``n`` slots packed in slot order from
+    ``values`` (slot -> bytes-like of the new inner chunk, or None: none) and, when
+    ``kept_entries`` (``(n, 2)`` decoded entries, validated) is not None, the stored chunks of
+    the slots not in ``values``, cut from ``kept_bytes`` (the stored shard). Returns
+    ``(entries, parts, present)``: the ``(n, 2)`` uint64 entries (offsets from ``base``, the
+    first chunk's place; 2^64-1 pairs for missing chunks), the bytes of the present chunks one
+    after another (a new value as it is; kept chunks lying back to back in the stored shard
+    as one slice of ``kept_bytes`` per run), and the number of present chunks."""
+    cdef cnp.ndarray entries_a = np.empty((n, 2), dtype=np.uint64)
+    cdef uint64_t[:, ::1] e = entries_a
+    cdef cnp.ndarray state_a = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] state = state_a      # 0: missing, 1: kept, 2: a new value, 3: deleted
+    cdef const uint64_t[:, :] old
+    cdef Py_ssize_t i, s, present = 0
+    cdef uint64_t pos = base, run_at = 0, run_end = 0, off
+    cdef bint run = False
+    if kept_entries is not None:
+        old = kept_entries
+        if old.shape[0] != n or old.shape[1] != 2:
+            raise ShardError(f"shard index: expected ({n}, 2) entries, found "
+                             f"({old.shape[0]}, {old.shape[1]})")
+        for i in range(n):
+            if old[i, 0] != MISSING:
+                state[i] = 1
+                e[i, 1] = old[i, 1]
+    for key, value in values.items():
+        s = key
+        if s < 0 or s >= n:
+            raise ShardError(f"shard index: slot {s} out of range for {n} entries")
+        if value is None:
+            state[s] = 3
+        else:
+            state[s] = 2
+            e[s, 1] = <uint64_t>len(value)
+    parts = []
+    for i in range(n):
+        if state[i] == 1 or state[i] == 2:
+            e[i, 0] = pos
+            pos += e[i, 1]
+            present += 1
+        else:
+            e[i, 0] = MISSING
+            e[i, 1] = MISSING
+        if state[i] == 1:
+            off = old[i, 0]
+            if run and run_end == off:
+                run_end += e[i, 1]
+                continue
+            if run:
+                parts.append(kept_bytes[run_at:run_end])
+            run, run_at, run_end = True, off, off + e[i, 1]
+        elif state[i] == 2:
+            if run:
+                parts.append(kept_bytes[run_at:run_end])
+                run = False
+            parts.append(values[i])
+    if run:
+        parts.append(kept_bytes[run_at:run_end])
+    return entries_a, parts, present
+
 def slot_spans(const uint64_t[:, ::1] entries, const int64_t[::1] slots, int64_t limit):
     """Where the inner chunks at ``slots`` (int64 slot numbers) lie, from a decoded and
     validated index ``entries`` (every present entry lies below 2^63): ``(starts, lengths,

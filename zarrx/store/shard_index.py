@@ -160,37 +160,24 @@ class IndexFormat:
         return _k.encode_index(entries, self.crc, self.big, self.word_at)
 
     def pack(self, values: Mapping[int, Any],
-             kept: tuple[np.ndarray, memoryview] | None = None) -> tuple[Pieces, np.ndarray]:
+             kept: tuple[np.ndarray, memoryview] | None = None
+             ) -> tuple[Pieces, np.ndarray] | tuple[None, None]:
         """The shard of ``values`` (slot -> bytes of an inner chunk; a :class:`Pieces`: a nested
-        shard; None: no chunk), packed in slot order, and its index entries. ``kept``: the
-        entries and bytes of the stored shard, whose chunks at the slots not in ``values`` are
-        kept; they are passed on as runs of its bytes (one view per run of chunks that lie
-        back to back in it), not one object per chunk."""
-        n = self.n
-        sizes = np.zeros(n, dtype=np.uint64)
-        present = np.zeros(n, dtype=bool)
-        if kept is not None:
-            old = kept[0]
-            present[:] = old[:, 0] != np.uint64(MISSING)
-            sizes[present] = old[present, 1]
-        if values:                          # the new values' slots and sizes, set together
-            got = list(values.values())
-            there = np.array([v is not None for v in got], dtype=bool)
-            nb = np.zeros(len(got), dtype=np.uint64)
-            nb[there] = np.fromiter(map(len, [v for v in got if v is not None]), np.uint64,
-                                    int(there.sum()))
-            at = np.fromiter(values, np.int64, len(got))
-            present[at] = there
-            sizes[at] = nb
-        base = 0 if self.at_end else self.nbytes
-        entries = np.empty((n, 2), dtype=np.uint64)
-        entries[:, 1] = sizes
-        entries[:, 0] = np.cumsum(sizes) - sizes + np.uint64(base)
-        entries[~present] = np.uint64(MISSING)
+        shard; None: no chunk), packed in slot order, and its index entries; ``(None, None)``
+        when it holds no chunk. ``kept``: the entries and bytes of the stored shard, whose
+        chunks at the slots not in ``values`` are kept; they are passed on as runs of its bytes
+        (one view per run of chunks that lie back to back in it), not one object per chunk.
+        The entries and the parts are found by one kernel pass over the slots."""
+        entries, parts, present = _k.pack_entries(
+            self.n, values if type(values) is dict else dict(values),
+            None if kept is None else kept[0], None if kept is None else kept[1],
+            0 if self.at_end else self.nbytes)
+        if not present:
+            return None, None
         index = self.encode(entries)
-        parts = _parts(np.flatnonzero(present), values, sizes, kept)
         # views of the parts, not a copy: the store writes them, or joins them once
-        return Pieces([*parts, index] if self.at_end else [index, *parts]), entries
+        parts.insert(len(parts) if self.at_end else 0, index)
+        return Pieces(parts), entries
 
     def fixed_entries(self, stride: int) -> np.ndarray:
         """Entries of a shard whose every inner chunk is ``stride`` bytes, in slot order."""
@@ -200,27 +187,6 @@ class IndexFormat:
         entries[:, 0] = np.arange(n, dtype=np.uint64) * np.uint64(stride) + np.uint64(base)
         entries[:, 1] = stride
         return entries
-
-
-def _parts(order: np.ndarray, values: Mapping[int, Any], sizes: np.ndarray,
-           kept: tuple[np.ndarray, memoryview] | None) -> list[Any]:
-    """The bytes of the chunks at the slots ``order`` (ascending), one after another: the new
-    value of a slot in ``values``, else its bytes in the stored shard ``kept`` (entries,
-    bytes), kept chunks that lie back to back in it as one view."""
-    if kept is None:
-        return [values[k] for k in order.tolist()]
-    view = kept[1]
-    s, nb = kept[0][order, 0], sizes[order]
-    is_kept = np.ones(len(order), dtype=bool)
-    written = np.fromiter(values, np.int64, len(values))
-    is_kept[np.searchsorted(order, written[np.isin(written, order)])] = False
-    # a run starts at every new value, and at a kept chunk not right after the one before it
-    joined = np.zeros(len(order), dtype=bool)
-    joined[1:] = is_kept[1:] & is_kept[:-1] & (s[:-1] + nb[:-1] == s[1:])
-    starts = np.flatnonzero(~joined)
-    run_nb = np.add.reduceat(nb, starts) if len(starts) else nb[:0]
-    return [view[at:at + total] if k else values[slot] for at, total, k, slot in zip(
-        s[starts].tolist(), run_nb.tolist(), is_kept[starts].tolist(), order[starts].tolist())]
 
 
 def _word_positions(per_shard: tuple[int, ...], order: tuple[int, ...] | None
@@ -306,6 +272,13 @@ class IndexCache:
     def pop_where(self, pred: Callable[[Hashable], bool]) -> None:
         with self._lock:
             for k in [k for k in self._data if pred(k)]:
+                self.nbytes -= self._data.pop(k)[3]
+
+    def pop_object(self, obj: Hashable) -> None:
+        """Drop the indexes of the stored object ``obj``: those whose key (a tuple) starts with
+        it (with no call per index kept)."""
+        with self._lock:
+            for k in [k for k in self._data if k[0] == obj]:
                 self.nbytes -= self._data.pop(k)[3]
 
     def clear(self) -> None:

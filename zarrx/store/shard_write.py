@@ -69,17 +69,15 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
         current = None if kept is None else _stored(kept, slot)
         values[slot] = merge_shard(formats, level + 1, current, js, items, slots,
                                    finish, where_of, (*path, slot))[0]
-    if kept is not None:
-        left = kept[0][:, 0] != np.uint64(MISSING)
-        left[np.fromiter(values, np.int64, len(values))] = False
-        if not left.any():
-            kept = None                   # every stored chunk was rewritten or deleted
-    if kept is None:
-        values = {k: v for k, v in values.items() if v is not None}
-        if not values:
-            return None, None
-        if isinstance(slab, ShardSlab) and slab.holds(values):
+    if isinstance(slab, ShardSlab):       # (a write of a whole shard, assembled in place)
+        if kept is not None:
+            left = kept[0][:, 0] != np.uint64(MISSING)
+            left[np.fromiter(values, np.int64, len(values))] = False
+            if not left.any():
+                kept = None               # every stored chunk was rewritten or deleted
+        if kept is None and slab.holds(values):
             return slab.finish()
+    # (None, None) when nothing is left: no stored chunk kept, no new one
     return fmt.pack(values, kept)
 
 

@@ -184,7 +184,7 @@ class ShardedChunks(ChunkSource):
                 with snap:
                     return read(snap)
             except ConflictError:
-                self._cache.pop_where(lambda k: k[0] == obj)     # the object changed: retry
+                self._cache.pop_object(obj)     # the object changed: retry
         key = self.objects.key(obj)
         at = self.store.address(key)
         raise ConflictError(f"{self.store!r}: cannot read shard {key!r}"
@@ -367,7 +367,7 @@ class ShardedChunks(ChunkSource):
                                 byte_range=None if lim is None else lim.head,
                                 with_generation=True)
         finally:
-            self._cache.pop_where(lambda k: k[0] == obj)
+            self._cache.pop_object(obj)
         if gen is not None and done.get("entries") is not None and len(self.levels) == 1:
             self._cache.put((obj,), gen, done["entries"], done["size"])  # type: ignore[arg-type]
 

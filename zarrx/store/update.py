@@ -1,6 +1,6 @@
 """Read-modify-write of one stored object, without lost updates.
 
-Threads of this process take turns per object (:func:`~zarrx.store.locks.object_lock`). Other
+Threads of this process take turns per object (:func:`~zarrx.store.locks.with_object_lock`). Other
 processes and machines are detected through the store's generations: the object is read with
 its generation and written back only if that generation still holds (``set_if``/``delete_if``);
 when another writer got there first, the object is read again, the change is merged again and
@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable
 from zarrx import config
 from zarrx.errors import ConflictError
 from zarrx.store.base import ABSENT, ByteRange, Store
-from zarrx.store.locks import object_lock
+from zarrx.store.locks import with_object_lock
 
 __all__ = ["PARTIAL", "update_object", "MAX_ATTEMPTS", "read_versioned_many",
            "write_conditional_many"]
@@ -64,48 +64,55 @@ def update_object(store: Store, key: str,
     else:
         def call(old: bytes | memoryview | None, gen: Hashable | None) -> object:
             return modify(old)
-    with object_lock(store, key):
-        if not read:
-            new = call(None, None)
-            if new is None:
+    # (the object's lock held as with_object_lock holds it: fewer calls than a with block)
+    return with_object_lock(store, key, _update, store, key, call, name, read, byte_range,
+                            with_generation)
+
+
+def _update(store: Store, key: str, call: Callable[..., object], name: str, read: bool,
+            byte_range: ByteRange | None, with_generation: bool) -> Hashable | None:
+    """:func:`update_object`, the object's lock held."""
+    if not read:
+        new = call(None, None)
+        if new is None:
+            store.delete(key)
+            return None
+        # a replace regardless of the old value is linearisable: the store orders it with
+        # conditional writers (LocalStore: under their flock; object stores: If-Match is
+        # evaluated atomically), so no read-modify-write in flight writes the old one back
+        store.set(key, new)
+        return None
+    if not conditional(store):
+        old = store.get(key, byte_range)
+        new = call(old, None)
+        if new is None:
+            if old is not None:
                 store.delete(key)
-                return None
-            # a replace regardless of the old value is linearisable: the store orders it with
-            # conditional writers (LocalStore: under their flock; object stores: If-Match is
-            # evaluated atomically), so no read-modify-write in flight writes the old one back
+        else:
             store.set(key, new)
-            return None
-        if not conditional(store):
-            old = store.get(key, byte_range)
-            new = call(old, None)
-            if new is None:
-                if old is not None:
-                    store.delete(key)
-            else:
-                store.set(key, new)
-            return None
-        delay = _BACKOFF_START
-        for _ in range(MAX_ATTEMPTS):
-            got = store.get_versioned(key, byte_range)
-            old, gen = (None, ABSENT) if got is None else got
+        return None
+    delay = _BACKOFF_START
+    for _ in range(MAX_ATTEMPTS):
+        got = store.get_versioned(key, byte_range)
+        old, gen = (None, ABSENT) if got is None else got
+        try:
+            new = call(old, None if got is None else gen)
+        except ConflictError:
+            if not with_generation:     # only its reads of that version may find it changed
+                raise
+        else:
             try:
-                new = call(old, None if got is None else gen)
+                if new is None:
+                    if old is not None:
+                        store.delete_if(key, gen)
+                    return None
+                return store.set_if(key, new, gen)
             except ConflictError:
-                if not with_generation:     # only its reads of that version may find it changed
-                    raise
-            else:
-                try:
-                    if new is None:
-                        if old is not None:
-                            store.delete_if(key, gen)
-                        return None
-                    return store.set_if(key, new, gen)
-                except ConflictError:
-                    pass
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, _BACKOFF_MAX)
-        raise ConflictError(f"{name}: gave up after {MAX_ATTEMPTS} attempts to update it: "
-                            f"another writer changed it every time")
+                pass
+        time.sleep(delay * (0.5 + random.random()))
+        delay = min(delay * 2, _BACKOFF_MAX)
+    raise ConflictError(f"{name}: gave up after {MAX_ATTEMPTS} attempts to update it: "
+                        f"another writer changed it every time")
 
 
 def batched_as_single(store: object, many: str, *singles: str) -> bool:
