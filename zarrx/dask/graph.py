@@ -27,7 +27,8 @@ from zarrx import _pool
 from zarrx.dask.chunks import (MAX_BLOCKS, aligned_chunks, check_blocks, check_chunks,
                                default_chunks, is_aligned, least_blocks, object_edges,
                                object_shape, region_offset)
-from zarrx.errors import ArgumentError, ReadOnlyError, SelectionSizeError, ZarrError
+from zarrx.errors import (ArgumentError, ReadOnlyError, SchedulerError, SelectionSizeError,
+                          ZarrError)
 from zarrx.store.memory import MemoryStore
 
 __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "memory_url",
@@ -183,8 +184,8 @@ def _find_memory(store: Any, urls_only: bool) -> bool:
     return False
 
 
-def _memory_refusal(where: str, scheduler: str) -> ZarrError:
-    return ZarrError(f"{where}: cannot store into an in-memory array (MemoryStore) using the "
+def _memory_refusal(where: str, scheduler: str) -> SchedulerError:
+    return SchedulerError(f"{where}: cannot store into an in-memory array (MemoryStore) using the "
                      f"{scheduler} scheduler: the workers would write to copies of its data; "
                      f"use the threaded or synchronous scheduler, or a store on disk")
 

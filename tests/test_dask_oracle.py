@@ -1,0 +1,35 @@
+"""Where ``zarrx.dask`` behaves as ``dask.array.to_zarr`` / ``from_zarr`` do on the same
+inputs: the exception classes a dask user catches, the arguments dask's calls take."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+import zarrx  # noqa: E402
+import zarrx.dask as zd  # noqa: E402
+
+REFUSAL = "to_zarrx(/): cannot store into an in-memory array (MemoryStore) using the "
+
+
+def test_in_memory_writes_from_other_processes_are_a_runtime_error():
+    """dask.array.to_zarr refuses a write into an in-memory array with the distributed
+    scheduler with a RuntimeError; zarrx refuses it (and with worker processes) with an error
+    that is both a ZarrError and a RuntimeError."""
+    x = da.ones(20, chunks=5, dtype="i4")
+    z = zarrx.create_array(zarrx.store.MemoryStore(), shape=(20,), dtype="i4", chunks=(5,),
+                           fill_value=0)
+    with dask.config.set(scheduler="processes"):
+        with pytest.raises(RuntimeError, match=re.escape(REFUSAL + "processes scheduler")) \
+                as info:
+            zd.to_zarrx(x, z)
+    assert isinstance(info.value, zarrx.errors.SchedulerError)
+    assert isinstance(info.value, zarrx.ZarrError)
+    write = zd.to_zarrx(x, z, compute=False)        # the scheduler is known only here
+    with pytest.raises(RuntimeError, match=re.escape(REFUSAL + "distributed or process")):
+        write.compute(scheduler="processes", num_workers=1)
+    assert int(z[...].sum()) == 0
