@@ -33,3 +33,16 @@ def test_in_memory_writes_from_other_processes_are_a_runtime_error():
     with pytest.raises(RuntimeError, match=re.escape(REFUSAL + "distributed or process")):
         write.compute(scheduler="processes", num_workers=1)
     assert int(z[...].sum()) == 0
+
+
+def test_fsspec_store_from_url_takes_a_pathlib_path(tmp_path):
+    """zarr-python's FsspecStore.from_url takes a pathlib path (dask's sharding test opens what
+    to_zarr wrote that way); zarrx refused it as not a URL."""
+    pytest.importorskip("fsspec")
+    x = da.arange(60, chunks=6)
+    zd.to_zarrx(x, tmp_path, chunks=(3,), shards=(12,))
+    z = zarrx.open_array(zarrx.storage.FsspecStore.from_url(tmp_path), mode="r")
+    assert z.shards == (12,)
+    np.testing.assert_array_equal(z[...], np.arange(60))
+    assert repr(zarrx.storage.FsspecStore(tmp_path)) == \
+        repr(zarrx.storage.FsspecStore(str(tmp_path)))
