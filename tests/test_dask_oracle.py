@@ -46,3 +46,16 @@ def test_fsspec_store_from_url_takes_a_pathlib_path(tmp_path):
     np.testing.assert_array_equal(z[...], np.arange(60))
     assert repr(zarrx.storage.FsspecStore(tmp_path)) == \
         repr(zarrx.storage.FsspecStore(str(tmp_path)))
+
+
+def test_mode_r_is_refused_as_read_only_before_anything_is_written(tmp_path):
+    """dask.array.to_zarr refuses mode='r' with a ValueError saying it cannot use a read-only
+    mode; zarrx says the same (before: only that 'r' is not one of the modes it takes)."""
+    x = da.arange(10, chunks=5)
+    with pytest.raises(ValueError, match=re.escape(
+            "to_zarrx: cannot use mode 'r' (read-only) to write; expected one of a, w, w-, r+")):
+        zd.to_zarrx(x, tmp_path / "a.zarr", mode="r")
+    assert not (tmp_path / "a.zarr").exists()
+    with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
+            "to_zarrx: mode: expected one of a, w, w-, r+, found 'x'")):
+        zd.to_zarrx(x, tmp_path / "a.zarr", mode="x")

@@ -206,6 +206,9 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
                                 f"{overwrite!r}")
     if overwrite and mode in ("a", "w-"):       # dask's to_zarr: overwrite=True replaces
         mode = "w"
+    if mode == "r":
+        raise ArgumentError("to_zarrx: cannot use mode 'r' (read-only) to write; expected one "
+                            "of a, w, w-, r+")
     if mode not in ("a", "w", "w-", "r+"):
         raise ArgumentError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
     if mode == "r+" or region is not None:
