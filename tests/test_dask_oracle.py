@@ -59,3 +59,35 @@ def test_mode_r_is_refused_as_read_only_before_anything_is_written(tmp_path):
     with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
             "to_zarrx: mode: expected one of a, w, w-, r+, found 'x'")):
         zd.to_zarrx(x, tmp_path / "a.zarr", mode="x")
+
+
+@pytest.mark.parametrize("compute", [True, False], ids=["compute", "delayed"])
+def test_a_region_with_a_step_writes_every_step_th_element(compute):
+    """dask.array.to_zarr writes into region=(slice(a, b, step),); zarrx refused any step but 1.
+    The blocks are regrouped where a stored object ends between two selected elements."""
+    z = zarrx.create_array(zarrx.store.MemoryStore(), shape=(40, 30), dtype="i4",
+                           chunks=(4, 5), shards=(8, 10), fill_value=-1)
+    x = da.from_array(np.arange(130, dtype="i4").reshape(13, 10), chunks=((2, 5, 6), (3, 7)))
+    region = (slice(1, 40, 3), slice(2, 22, 2))
+    stored = zd.to_zarrx(x, z, region=region, compute=compute, return_stored=True)
+    expect = np.full((40, 30), -1, dtype="i4")
+    expect[region] = x.compute()
+    np.testing.assert_array_equal(stored.compute(), x.compute())
+    assert stored.chunks == x.chunks
+    np.testing.assert_array_equal(z[...], expect)
+
+
+def test_region_edges_are_stored_object_boundaries_between_selected_elements():
+    from zarrx.dask.chunks import region_edges, region_offset
+
+    _, slices = region_offset((slice(1, None, 3), slice(4, 9)), (24, 12), "t")
+    # shards end at 8 and 16: elements 7 | 10 and 13 | 16 of the first axis fall on either side
+    assert region_edges([[0, 8, 16, 24], [0, 6, 12]], slices) == [[0, 3, 5, 8], [0, 2, 5]]
+
+
+def test_a_region_step_below_one_is_refused():
+    z = zarrx.create_array(zarrx.store.MemoryStore(), shape=(10,), dtype="i4", chunks=(5,))
+    with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
+            "to_zarrx(/): region[0]: expected a slice with a positive step, found "
+            "slice(None, None, -1)")):
+        zd.to_zarrx(da.arange(10, chunks=5, dtype="i4"), z, region=(slice(None, None, -1),))
