@@ -29,6 +29,7 @@ __all__ = [
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
+    "SchedulerError",
     "BaseZarrError", "MetadataValidationError", "NodeTypeValidationError",
     "ContainsArrayAndGroupError", "ArrayIndexError", "NegativeStepError",
     "ZarrDeprecationWarning", "ZarrUserWarning", "ZarrRuntimeWarning", "ZarrFutureWarning",
@@ -415,6 +416,12 @@ class RemoteTimeoutError(RemoteTransientError, TimeoutError):
 
 class RemoteConnectionError(RemoteTransientError, ConnectionError):
     """The connection could not be made, or was dropped."""
+
+
+class SchedulerError(ZarrError, RuntimeError):
+    """A dask write the scheduler cannot carry out: into an in-memory array with worker
+    processes or ``dask.distributed``, whose workers would write into copies of its data (a
+    ``RuntimeError``, as ``dask.array.to_zarr`` raises there)."""
 
 
 class MissingDependencyError(ZarrError, ImportError):

@@ -144,12 +144,27 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     # what was stored: the region, in blocks of arr's chunks (the blocks of the whole array
     # around it are cut at its edges, then left out)
     _, slices = region_offset(region, target.shape, "to_zarrx")
-    blocks = tuple(tuple(([s.start] if s.start else []) + list(c)
+    blocks = tuple(tuple(([s.start] if s.start else []) + _spans(c, s.step)
                          + ([n - s.stop] if s.stop < n else [])) or (0,)
                    for n, s, c in zip(target.shape, slices, arr.chunks))
     if compute:
         return array_to_dask(target, blocks)[slices]
     return _read_after(target, blocks, result)[slices]
+
+
+def _spans(counts: tuple[int, ...], step: int) -> list[int]:
+    """Block sizes in the array under blocks of ``counts`` elements of a region taking every
+    ``step``-th element: each block from its first element to its last, then the ``step - 1``
+    elements up to the next block's first."""
+    if step == 1:
+        return list(counts)
+    out: list[int] = []
+    for c in counts:
+        if c:
+            if out:
+                out.append(step - 1)
+            out.append((c - 1) * step + 1)
+    return out
 
 
 def _read_after(target: Array, blocks: Any, write: Any) -> Any:
@@ -206,6 +221,9 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
                                 f"{overwrite!r}")
     if overwrite and mode in ("a", "w-"):       # dask's to_zarr: overwrite=True replaces
         mode = "w"
+    if mode == "r":
+        raise ArgumentError("to_zarrx: cannot use mode 'r' (read-only) to write; expected one "
+                            "of a, w, w-, r+")
     if mode not in ("a", "w", "w-", "r+"):
         raise ArgumentError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
     if mode == "r+" or region is not None:

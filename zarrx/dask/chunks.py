@@ -18,8 +18,8 @@ from zarrx.indexing import MAX_CHUNKS
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid
 
 __all__ = ["TARGET_BYTES", "object_shape", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
-           "region_offset", "check_chunks", "least_blocks", "check_blocks", "bounded_block",
-           "MAX_BLOCKS"]
+           "region_offset", "region_extent", "region_edges", "check_chunks", "least_blocks",
+           "check_blocks", "bounded_block", "MAX_BLOCKS"]
 
 #: default size of one dask block
 TARGET_BYTES = 128 * 2**20
@@ -174,8 +174,9 @@ def _nearest(sorted_edges: list[int], pos: int) -> int:
 
 def region_offset(region: Any, shape: tuple[int, ...], where: str) -> tuple[tuple[int, ...],
                                                                          tuple[slice, ...]]:
-    """``region`` (None, or a tuple of slices with step 1) as (start offsets, slices) within
-    ``shape``."""
+    """``region`` (None, or a tuple of slices with a positive step) as (start offsets, slices)
+    within ``shape``; each slice has its step (1 when none was given) and a stop past its last
+    element by at most the step (``len(range(s.start, s.stop, s.step))`` elements)."""
     if region is None:
         region = ()
     if isinstance(region, slice):
@@ -187,14 +188,34 @@ def region_offset(region: Any, shape: tuple[int, ...], where: str) -> tuple[tupl
     region = region + (slice(None),) * (len(shape) - len(region))
     starts, slices = [], []
     for axis, (r, n) in enumerate(zip(region, shape)):
+        if r.step is not None and not isinstance(r.step, (int, np.integer)):
+            raise ArgumentTypeError(f"{where}: region[{axis}]: expected a slice with an int "
+                                    f"step, found {r!r}")
         start, stop, step = r.indices(n)
-        if step != 1:
-            raise ArgumentError(f"{where}: region[{axis}]: expected a slice with step 1, "
-                                f"found {r!r}")
-        stop = max(stop, start)
+        if step < 1:
+            raise ArgumentError(f"{where}: region[{axis}]: expected a slice with a positive "
+                                f"step, found {r!r}")
+        count = len(range(start, stop, step))
         starts.append(start)
-        slices.append(slice(start, stop))
+        slices.append(slice(start, start + count * step if step == 1 or not count
+                            else start + (count - 1) * step + 1, step))
     return tuple(starts), tuple(slices)
+
+
+def region_extent(slices: Sequence[slice]) -> tuple[int, ...]:
+    """How many elements each slice of :func:`region_offset` selects."""
+    return tuple(len(range(s.start, s.stop, s.step)) for s in slices)
+
+
+def region_edges(edges: list[list[int]], slices: Sequence[slice]) -> list[list[int]]:
+    """The stored-object boundaries of ``edges`` (positions in the array) as positions in the
+    region ``slices`` selects (0 to its extent): a boundary between two selected elements is
+    a boundary of the region, so blocks cut there write no object two blocks share."""
+    out = []
+    for e, s, n in zip(edges, slices, region_extent(slices)):
+        inside = {-(-(b - s.start) // s.step) for b in e if s.start < b < s.start + n * s.step}
+        out.append(sorted({0, n} | {k for k in inside if 0 < k < n}))
+    return out
 
 
 _WHOLE = "a block size of at least 1, -1 or None (the whole axis), 'auto' or a byte size"

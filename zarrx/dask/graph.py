@@ -26,8 +26,9 @@ import numpy as np
 from zarrx import _pool
 from zarrx.dask.chunks import (MAX_BLOCKS, aligned_chunks, check_blocks, check_chunks,
                                default_chunks, is_aligned, least_blocks, object_edges,
-                               object_shape, region_offset)
-from zarrx.errors import ArgumentError, ReadOnlyError, SelectionSizeError, ZarrError
+                               object_shape, region_edges, region_extent, region_offset)
+from zarrx.errors import (ArgumentError, ReadOnlyError, SchedulerError, SelectionSizeError,
+                          ZarrError)
 from zarrx.store.memory import MemoryStore
 
 __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "memory_url",
@@ -183,8 +184,8 @@ def _find_memory(store: Any, urls_only: bool) -> bool:
     return False
 
 
-def _memory_refusal(where: str, scheduler: str) -> ZarrError:
-    return ZarrError(f"{where}: cannot store into an in-memory array (MemoryStore) using the "
+def _memory_refusal(where: str, scheduler: str) -> SchedulerError:
+    return SchedulerError(f"{where}: cannot store into an in-memory array (MemoryStore) using the "
                      f"{scheduler} scheduler: the workers would write to copies of its data; "
                      f"use the threaded or synchronous scheduler, or a store on disk")
 
@@ -291,6 +292,13 @@ def _write_block(target: Any, block: np.ndarray, selection: tuple[slice, ...],
     return int(np.size(block))
 
 
+def _block_slice(start: int, count: int, step: int) -> slice:
+    """The slice of ``count`` elements from ``start``, every ``step``-th."""
+    if step == 1 or not count:
+        return slice(start, start + count)
+    return slice(start, start + (count - 1) * step + 1, step)
+
+
 def _written(*counts: int) -> None:
     return None
 
@@ -312,7 +320,8 @@ def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
         raise ArgumentError(f"{where}: the dask array has unknown chunk sizes; call "
                             f"compute_chunk_sizes() first")
     offset, slices = region_offset(region, arr.shape, where)
-    extent = tuple(s.stop - s.start for s in slices)
+    extent = region_extent(slices)
+    steps = tuple(s.step for s in slices)
     if x.ndim != arr.ndim or tuple(x.shape) != extent:
         raise ArgumentError(f"{where}: the dask array's shape {tuple(x.shape)} does not match the "
                             f"region's shape {extent}")
@@ -320,9 +329,13 @@ def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
         edges = object_edges(arr.metadata)
     except ZarrError as exc:
         raise exc.at(array=arr.path) from None
-    if not is_aligned(x.chunks, edges, offset):
-        x = x.rechunk(aligned_chunks(x.chunks, edges, offset))
-    token = _tokenize(x.name, store_token(arr.store), arr.path, offset)
+    # the boundaries in the region's positions (a region with a step selects every step-th
+    # element), where blocks may be cut without two of them writing one stored object
+    edges = region_edges(edges, slices)
+    origin = (0,) * len(offset)
+    if not is_aligned(x.chunks, edges, origin):
+        x = x.rechunk(aligned_chunks(x.chunks, edges, origin))
+    token = _tokenize(x.name, store_token(arr.store), arr.path, offset, steps)
     name = name or f"to-zarrx-{token}"
     target = f"zarrx-target-{token}"
     memory = in_memory(arr.store)
@@ -334,8 +347,8 @@ def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
     starts = [np.concatenate(([0], np.cumsum(c)))[:-1].tolist() for c in x.chunks]
     keys = []
     for idx in itertools.product(*(range(n) for n in x.numblocks)):
-        sel = tuple(slice(o + starts[a][i], o + starts[a][i] + x.chunks[a][i])
-                    for a, (o, i) in enumerate(zip(offset, idx)))
+        sel = tuple(_block_slice(o + starts[a][i] * st, x.chunks[a][i], st)
+                    for a, (o, i, st) in enumerate(zip(offset, idx, steps)))
         key = (name, *idx)
         dsk[key] = (_write_block, target, (x.name, *idx), sel, gate) if gate is not None \
             else (_write_block, target, (x.name, *idx), sel)

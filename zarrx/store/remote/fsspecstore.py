@@ -20,6 +20,7 @@ Generations and conditions depend on the filesystem:
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -74,7 +75,8 @@ class FsspecStore(DirListing, RemoteStore):
     """A store below ``path`` of an fsspec filesystem.
 
     ``fs``: a URL (``s3://bucket/prefix``, ``memory://x``, ...; ``storage_options`` go to the
-    filesystem) or an ``AbstractFileSystem`` (then ``path`` is the root inside it).
+    filesystem), a local path (a ``str`` or ``pathlib`` path) or an ``AbstractFileSystem`` (then
+    ``path`` is the root inside it).
     ``options``/keyword overrides: :class:`RemoteOptions`.
     """
 
@@ -89,6 +91,8 @@ class FsspecStore(DirListing, RemoteStore):
                  **overrides: Any) -> None:
         fsspec = require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
         opts = RemoteOptions.make(options, **overrides)
+        if isinstance(fs, os.PathLike):     # a local path (pathlib), as fsspec's url_to_fs takes
+            fs = os.fspath(fs)
         self._source, self._path_arg = fs, path
         self._storage_options = dict(storage_options or {})
         if isinstance(fs, str):
@@ -163,7 +167,7 @@ class FsspecStore(DirListing, RemoteStore):
         return "its filesystem is read-only" if read_only_fs(self.fs) else self.read_only_reason
 
     @classmethod
-    def from_url(cls, url: str, storage_options: dict | None = None,
+    def from_url(cls, url: str | os.PathLike, storage_options: dict | None = None,
                  read_only: bool = False) -> FsspecStore:
         """zarr-python's spelling of ``FsspecStore(url, storage_options=...)``."""
         return cls(url, storage_options=storage_options, read_only=read_only)
