@@ -24,7 +24,8 @@ __all__ = [
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "StoreArgumentError",
     "ArgumentNotImplementedError",
     "ArgumentEncodeError", "ArgumentDecodeError",
-    "DataTypeError", "DimensionNamesMissingError", "FillValueError", "FillValueOverflowError", "FrozenMetadataError",
+    "DataTypeError", "DimensionNamesMissingError", "FillValueError", "FillValueOverflowError",
+    "FrozenMetadataError",
     "expected", "refuse_keywords", "unexpected_keyword", "checked_call",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
@@ -337,10 +338,8 @@ class ArgumentDecodeError(_UnicodeArgument, UnicodeDecodeError):
 
 
 class DimensionNamesMissingError(MetadataError, KeyError):
-    """An array read by engine ``"zarrx"`` that names no dimensions (no Zarr v3
-    ``dimension_names``, no v2 ``_ARRAY_DIMENSIONS`` attribute nor NCZarr ``dimrefs``): also
-    the ``KeyError`` engine ``"zarr"`` raises there. Names that are stored but malformed are a
-    :class:`MetadataError` only."""
+    """An array read by engine ``"zarrx"`` naming no dimensions (no v3 ``dimension_names``,
+    v2 ``_ARRAY_DIMENSIONS`` nor NCZarr ``dimrefs``), as engine ``"zarr"``'s ``KeyError``."""
 
 
 class DataTypeError(MetadataError, TypeError):
@@ -419,9 +418,8 @@ class RemoteConnectionError(RemoteTransientError, ConnectionError):
 
 
 class SchedulerError(ZarrError, RuntimeError):
-    """A dask write the scheduler cannot carry out: into an in-memory array with worker
-    processes or ``dask.distributed``, whose workers would write into copies of its data (a
-    ``RuntimeError``, as ``dask.array.to_zarr`` raises there)."""
+    """A dask write into an in-memory array on worker processes or ``dask.distributed``
+    (copies of its data), a ``RuntimeError`` as ``dask.array.to_zarr`` raises there."""
 
 
 class MissingDependencyError(ZarrError, ImportError):
@@ -485,8 +483,7 @@ class ZarrDeprecationWarning(DeprecationWarning):
 
 
 class ZarrUserWarning(UserWarning):
-    """Something in the input was skipped: a zip archive's entry that cannot be a key, or one
-    a later entry of the same name replaces; zarr-python's name."""
+    """A zip entry skipped: it cannot be a key, or a later same-named entry replaces it."""
 
 
 class ZarrFutureWarning(FutureWarning):
@@ -494,8 +491,7 @@ class ZarrFutureWarning(FutureWarning):
 
 
 class UnstableSpecificationWarning(ZarrFutureWarning):
-    """zarr-python's warning for data types without a Zarr v3 specification of their own,
-    kept for warning filters that name it; zarrx gives none (see docs/guide/migrating.md)."""
+    """zarr-python's warning for data types without a v3 specification; zarrx gives none."""
 
 
 class ZarrRuntimeWarning(RuntimeWarning):

@@ -91,8 +91,7 @@ class FsspecStore(DirListing, RemoteStore):
                  **overrides: Any) -> None:
         fsspec = require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
         opts = RemoteOptions.make(options, **overrides)
-        if isinstance(fs, os.PathLike):     # a local path (pathlib), as fsspec's url_to_fs takes
-            fs = os.fspath(fs)
+        fs = os.fspath(fs) if isinstance(fs, os.PathLike) else fs   # a local path (pathlib)
         self._source, self._path_arg = fs, path
         self._storage_options = dict(storage_options or {})
         if isinstance(fs, str):
