@@ -13,7 +13,8 @@ xr = pytest.importorskip("xarray")
 
 import zarrx  # noqa: E402
 import zarrx.xarray  # noqa: E402,F401
-from zarrx.errors import ZarrError  # noqa: E402
+from zarrx.array import Array  # noqa: E402
+from zarrx.errors import NodeNotFoundError, ZarrError  # noqa: E402
 from zarrx.store import MemoryStore  # noqa: E402
 from zarrx.xarray import writer  # noqa: E402
 
@@ -78,3 +79,29 @@ def test_an_array_deleted_meanwhile_is_not_written(fmt, monkeypatch):
     with pytest.raises(ZarrError):
         _region(store)
     assert list(store.list_prefix("v/")) == []
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("error", [NodeNotFoundError, KeyboardInterrupt])
+def test_an_append_whose_grows_fail_part_way_gives_its_rows_back(fmt, error, monkeypatch):
+    """A grow failing after the rows were claimed (another writer deleted an array meanwhile,
+    an interrupt) shrinks back the arrays grown so far: the variables keep one length."""
+    store = MemoryStore()
+    names = ["t", "v0", "v1", "v2"]
+    xr.Dataset({n: ("t", np.array([-1.0])) for n in names[1:]}, coords={"t": [-1]}
+               ).zarrx.to_zarrx(store, zarr_format=fmt)
+    grow, calls = Array._grow, []
+
+    def failing(self, grown):
+        calls.append(self.path)
+        if len(calls) == 3:
+            raise error("the third grow fails")
+        return grow(self, grown)
+    monkeypatch.setattr(Array, "_grow", failing)
+    with pytest.raises(error):
+        xr.Dataset({n: ("t", np.array([1.0])) for n in names[1:]}, coords={"t": [1]}
+                   ).zarrx.to_zarrx(store, append_dim="t")
+    monkeypatch.undo()
+    assert {n: zarrx.open_array(store, path=n).shape for n in names} == dict.fromkeys(names, (1,))
+    root = zarrx.open_group(store, mode="r", use_consolidated=True)
+    assert {n: root[n].shape for n in names} == dict.fromkeys(names, (1,))

@@ -307,23 +307,44 @@ def _claim(grp: Group, growing: list[Plan], dim: str) -> Claim:
 
     old, _ = arr._grow(claimed)
     start = old[claim.axis]
-    grown = []
+    grown: list[tuple[Array, int, int, int]] = []
+    try:
+        _grow_others(grp, growing, claim, start, count, grown)
+    except BaseException as exc:    # (another writer deleted or replaced an array meanwhile,
+        # an interrupt): the rows claimed so far are given back, the arrays grown shrunk back,
+        # so the group is not left with its variables of different lengths
+        Claim(grown + [(arr, claim.axis, start, start + count)]).give_back(exc)
+        raise
     for plan in growing:
-        target = arr if plan is claim else _stored_array(grp, plan)
+        if plan is claim:
+            plan.selection = tuple(slice(start, start + count) if i == claim.axis else s
+                                   for i, s in enumerate(plan.selection))
+            plan.grow = None
+            plan.target = arr._growing_view(claim.axis)
+    grown.append((arr, claim.axis, start, start + count))
+    return Claim(grown)
+
+
+def _grow_others(grp: Group, growing: list[Plan], claim: Plan, start: int, count: int,
+                 grown: list[tuple[Array, int, int, int]]) -> None:
+    """Grow each array of ``growing`` but the claiming one to reach the claimed rows
+    (``start``, ``count`` of them), adding each one grown to ``grown``, and point its plan at
+    those rows."""
+    for plan in growing:
+        if plan is claim:
+            continue
+        target = _stored_array(grp, plan)
         assert isinstance(target, Array) and plan.axis is not None
         axis = plan.axis
-        if plan is not claim:
-            before, after = target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
-                max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
-            if after[axis] != before[axis]:     # (given back to the start of these rows at
-                # most: rows before them are another writer's claim, not grown there yet)
-                grown.append((target, axis, max(before[axis], start), after[axis]))
+        before, after = target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
+            max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
+        if after[axis] != before[axis]:     # (given back to the start of these rows at
+            # most: rows before them are another writer's claim, not grown there yet)
+            grown.append((target, axis, max(before[axis], start), after[axis]))
         plan.selection = tuple(slice(start, start + count) if i == axis else s
                                for i, s in enumerate(plan.selection))
         plan.grow = None
         plan.target = target._growing_view(axis)
-    grown.append((arr, claim.axis, start, start + count))
-    return Claim(grown)
 
 
 def create_arrays(grp: Group, plans: list[Plan], new_group: bool = False) -> None:
