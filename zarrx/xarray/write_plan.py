@@ -21,6 +21,8 @@ from zarrx.errors import (ArgumentError, ArgumentNotImplementedError, ArgumentTy
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata.in_step_batch import in_step_together
+from zarrx.metadata.model import ArrayMeta
+from zarrx.metadata.node_read import load_nodes
 from zarrx.metadata.nodes import join
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import variable_element
@@ -32,7 +34,7 @@ from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_
 from zarrx.xarray.region import check_packed, check_width
 from zarrx.xarray.time_values import cf_refused, check_encoded_times, check_times
 
-__all__ = ["Plan", "plan_variable", "stored_arrays", "claim_rows", "create_arrays", "apply_plan", "CF_KEYS",
+__all__ = ["Plan", "plan_variable", "stored_arrays", "refresh_stored", "claim_rows", "create_arrays", "apply_plan", "CF_KEYS",
            "Claim", "failed_state"]
 
 #: the encoding keys xarray's CF coders take
@@ -305,23 +307,44 @@ def _claim(grp: Group, growing: list[Plan], dim: str) -> Claim:
 
     old, _ = arr._grow(claimed)
     start = old[claim.axis]
-    grown = []
+    grown: list[tuple[Array, int, int, int]] = []
+    try:
+        _grow_others(grp, growing, claim, start, count, grown)
+    except BaseException as exc:    # (another writer deleted or replaced an array meanwhile,
+        # an interrupt): the rows claimed so far are given back, the arrays grown shrunk back,
+        # so the group is not left with its variables of different lengths
+        Claim(grown + [(arr, claim.axis, start, start + count)]).give_back(exc)
+        raise
     for plan in growing:
-        target = arr if plan is claim else _stored_array(grp, plan)
+        if plan is claim:
+            plan.selection = tuple(slice(start, start + count) if i == claim.axis else s
+                                   for i, s in enumerate(plan.selection))
+            plan.grow = None
+            plan.target = arr._growing_view(claim.axis)
+    grown.append((arr, claim.axis, start, start + count))
+    return Claim(grown)
+
+
+def _grow_others(grp: Group, growing: list[Plan], claim: Plan, start: int, count: int,
+                 grown: list[tuple[Array, int, int, int]]) -> None:
+    """Grow each array of ``growing`` but the claiming one to reach the claimed rows
+    (``start``, ``count`` of them), adding each one grown to ``grown``, and point its plan at
+    those rows."""
+    for plan in growing:
+        if plan is claim:
+            continue
+        target = _stored_array(grp, plan)
         assert isinstance(target, Array) and plan.axis is not None
         axis = plan.axis
-        if plan is not claim:
-            before, after = target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
-                max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
-            if after[axis] != before[axis]:     # (given back to the start of these rows at
-                # most: rows before them are another writer's claim, not grown there yet)
-                grown.append((target, axis, max(before[axis], start), after[axis]))
+        before, after = target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
+            max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
+        if after[axis] != before[axis]:     # (given back to the start of these rows at
+            # most: rows before them are another writer's claim, not grown there yet)
+            grown.append((target, axis, max(before[axis], start), after[axis]))
         plan.selection = tuple(slice(start, start + count) if i == axis else s
                                for i, s in enumerate(plan.selection))
         plan.grow = None
         plan.target = target._growing_view(axis)
-    grown.append((arr, claim.axis, start, start + count))
-    return Claim(grown)
 
 
 def create_arrays(grp: Group, plans: list[Plan], new_group: bool = False) -> None:
@@ -345,6 +368,24 @@ def create_arrays(grp: Group, plans: list[Plan], new_group: bool = False) -> Non
         path = join(grp.path, plan.name)
         plan.target = Array(grp.store, path, written[path],  # type: ignore[arg-type]
                             write_empty_chunks=scratch._write_empty)
+
+
+def refresh_stored(grp: Group, plans: list[Plan]) -> None:
+    """Read again, in one batch, the metadata of the stored arrays the ``plans`` write into
+    without growing them, just before the writes: another writer may have resized or replaced
+    an array since the group was listed, and the values go into the array as stored now (a
+    place outside a smaller shape is refused, a replaced array's chunks are written on its
+    grid), never through the listing's stale handle. Grown arrays read theirs as they grow."""
+    todo = [p for p in plans if p.target is None and p.stored is not None and p.grow is None]
+    if not todo:
+        return
+    batch = load_nodes(grp.store, [join(grp.path, p.name) for p in todo], grp.zarr_format,
+                       consolidated=False)
+    for plan in todo:
+        meta = batch[join(grp.path, plan.name)]
+        # (not an array any more: the group's own lookup raises what it finds there)
+        plan.stored = grp._wrap(join(grp.path, plan.name), meta) \
+            if isinstance(meta, ArrayMeta) else None  # type: ignore[assignment]
 
 
 def apply_plan(grp: Group, plan: Plan, gate: WriteGate | None = None) -> Any:

@@ -37,7 +37,8 @@ from zarrx.xarray.group_checks import (check_group_document, check_new_variable,
 from zarrx.xarray.region import existing_variable, resolve_region
 from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import (CF_KEYS, apply_plan, claim_rows, create_arrays,
-                                     failed_state, plan_variable, stored_arrays)
+                                     failed_state, plan_variable, refresh_stored,
+                                     stored_arrays)
 from zarrx.xarray.zip_target import write_zip, zip_archive
 
 __all__ = ["to_zarrx", "prepare_write", "PreparedWrite"]
@@ -310,6 +311,7 @@ class PreparedWrite:
             grp.attrs.put(self.attrs)
         # the new variables' arrays, all together (their names hold no "/": check_name)
         create_arrays(grp, self.plans, new_group=mode in ("w", "w-"))
+        refresh_stored(grp, self.plans)     # (another writer may have resized or replaced them)
         writes = [apply_plan(grp, plan, gate) for plan in self.plans]
         delayed = [w for w in writes if w is not None]
         if self.consolidated is not False and mode != "r+":
