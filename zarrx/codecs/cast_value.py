@@ -58,25 +58,14 @@ class CastValue(ValueWise):
         self._parsed(dtype, where)
         return native(self._target()), shape
 
-    def _parsed(self, dtype: np.dtype, where: str = "cast_value") -> tuple[Any, ...]:
-        """``(source type, target type, encode pairs, decode pairs)`` for chunks of
-        ``dtype``, parsed once per type."""
-        cache = self.__dict__.get("_cache")
-        if cache is None:
-            cache = {}
-            object.__setattr__(self, "_cache", cache)
-        dt = native(np.dtype(dtype))
-        got = cache.get(dt)
-        if got is None:
-            src = value_type(dt, where, self.name)
-            tgt = value_type(self._target(), config_field(where, "data_type"), self.name)
-            smap = self.scalar_map or {}
-            pairs = []
-            for side, a, b in (("encode", src, tgt), ("decode", tgt, src)):
-                pairs.append(_pairs(smap.get(side, ()), a, b,
-                                    config_field(where, f"scalar_map.{side}")))
-            got = cache[dt] = (src, tgt, *pairs)
-        return got
+    def _parse(self, dt: np.dtype, where: str) -> tuple[Any, ...]:
+        """``(source type, target type, encode pairs, decode pairs)`` for chunks of ``dt``."""
+        src = value_type(dt, where, self.name)
+        tgt = value_type(self._target(), config_field(where, "data_type"), self.name)
+        smap = self.scalar_map or {}
+        pairs = [_pairs(smap.get(side, ()), a, b, config_field(where, f"scalar_map.{side}"))
+                 for side, a, b in (("encode", src, tgt), ("decode", tgt, src))]
+        return (src, tgt, *pairs)
 
     def _run(self, arr: np.ndarray, a: Any, b: Any, pairs: Any, enc: bool) -> np.ndarray:
         from zarrx.codecs.value_cast import CastFailure, cast_values

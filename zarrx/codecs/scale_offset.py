@@ -101,6 +101,19 @@ class ValueWise(ArrayToArrayCodec):
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_cache"}
 
+    def _parsed(self, dtype: np.dtype, where: str | None = None) -> Any:
+        """:meth:`_parse` for chunks of ``dtype`` (``where``: the codec's name by default),
+        parsed once per type."""
+        cache = self.__dict__.get("_cache")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_cache", cache)
+        dt = native(np.dtype(dtype))
+        got = cache.get(dt)
+        if got is None:
+            got = cache[dt] = self._parse(dt, where or self.name)
+        return got
+
 
 class ScaleOffset(ValueWise):
     """``scale_offset``: ``offset`` (default 0) and ``scale`` (default 1), numbers or their
@@ -129,18 +142,10 @@ class ScaleOffset(ValueWise):
         self._parsed(dtype, where)
         return dtype, shape
 
-    def _parsed(self, dtype: np.dtype, where: str = "scale_offset") -> tuple[Any, Any, Any]:
-        """``(value type, offset, scale)`` for chunks of ``dtype``, parsed once per type."""
-        cache = self.__dict__.get("_cache")
-        if cache is None:
-            cache = {}
-            object.__setattr__(self, "_cache", cache)
-        dt = native(np.dtype(dtype))
-        got = cache.get(dt)
-        if got is None:
-            vt = value_type(dt, where, self.name)
-            got = cache[dt] = (vt, *_scalars(self, vt, where))
-        return got
+    def _parse(self, dt: np.dtype, where: str) -> tuple[Any, Any, Any]:
+        """``(value type, offset, scale)`` for chunks of ``dt``."""
+        vt = value_type(dt, where, self.name)
+        return (vt, *_scalars(self, vt, where))
 
     def encode(self, arr: np.ndarray) -> np.ndarray:
         vt, o, s = self._parsed(arr.dtype)

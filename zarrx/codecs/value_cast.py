@@ -270,12 +270,16 @@ def _int_to_int(v: np.ndarray, tgt: VType, oor: str | None) -> np.ndarray:
     out[ok] = v[ok].astype(tgt.dt)
     got = _out_of_range(v, bad, tgt, oor,
                         lambda: _wrap(v[bad].astype(_U64), tgt),
-                        lambda: np.where(v[bad] > 0, np.array(tgt.hi, _U64 if tgt.hi >= 2**63
-                                                              else _I64), tgt.lo
-                                         ).astype(tgt.dt))
+                        lambda: _clamped(v[bad] > 0, tgt))
     if got is not None:
         out[bad] = got
     return out
+
+
+def _clamped(above: np.ndarray, tgt: VType) -> np.ndarray:
+    """The integer type ``tgt``'s largest value where ``above``, else its smallest."""
+    return np.where(above, np.array(tgt.hi, _U64 if tgt.hi >= 2**63 else _I64), tgt.lo
+                    ).astype(tgt.dt)
 
 
 def _round(x: np.ndarray, mode: str) -> np.ndarray:
@@ -309,9 +313,7 @@ def _float_to_int(x: np.ndarray, tgt: VType, rounding: str, oor: str | None) -> 
         return _wrap(u, tgt)
 
     got = _out_of_range(x, bad, tgt, oor, residues,
-                        lambda: np.where(r[bad] > 0, np.array(tgt.hi, _U64 if tgt.hi >= 2**63
-                                                              else _I64), tgt.lo
-                                         ).astype(tgt.dt))
+                        lambda: _clamped(r[bad] > 0, tgt))
     if got is not None:
         out[bad] = got
     return out
